@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+// sgem-server: one binary for a small company's internal communication.
+// Built from the Swift toolchain alone; C libraries come from Debian (libsqlite3-dev, libssl-dev).
+import PackageDescription
+
+
+let package = Package(
+    name: "sgem-server",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sgem-server", targets: ["sgem-server"]),
+    ],
+    targets: [
+        // C boundary: system libraries and a tiny shim for what Glibc does not expose.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .target(name: "CLinux", path: "Sources/CLinux"),
+
+        // Platform layers.
+        .target(name: "SGEMSupport", dependencies: ["COpenSSL"]),
+        .target(name: "SGEMHTTP", dependencies: ["CLinux", "COpenSSL", "SGEMSupport"]),
+        .target(name: "SGEMStore", dependencies: ["CSQLite", "SGEMSupport"]),
+        .target(name: "SGEMShell", dependencies: ["SGEMSupport"]),
+        .target(name: "SGEMCore", dependencies: ["SGEMSupport", "SGEMHTTP", "SGEMStore", "SGEMShell"]),
+        .target(name: "SGEMConsole", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMSupport"]),
+
+        // Modules.
+        .target(name: "SGEMSystem", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
+
+        // Assembly and entry point.
+        .target(name: "SGEMApp", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
+                                                "SGEMConsole", "SGEMSystem"]),
+        .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
+
+        // Tests: one target per source target, plus end-to-end tests against the real binary.
+        .testTarget(name: "SGEMSupportTests", dependencies: ["SGEMSupport"]),
+        .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMHTTP", "SGEMSupport", "CLinux"]),
+        .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
+        .testTarget(name: "SGEMShellTests", dependencies: ["SGEMShell", "SGEMSupport"]),
+        .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),
+        .testTarget(name: "SGEMAppTests", dependencies: ["SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
