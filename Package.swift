@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "SGEMSystem", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
 
         // Assembly and entry point.
-        .target(name: "SGEMApp", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
+        .target(name: "SGEMApp", dependencies: ["CSQLite", "COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
                                                 "SGEMConsole", "SGEMSystem"]),
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 

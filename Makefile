@@ -1,0 +1,61 @@
+# sgem-server: `make run` to start it, `make test` to run every test.
+SHELL := /bin/bash
+export PATH := /opt/swift/usr/bin:$(PATH)
+
+SWIFT ?= swift
+HOST ?= 127.0.0.1
+PORT ?= 8080
+DATA_DIR ?= ./sgem-data
+BIN_DEBUG := .build/debug/sgem-server
+BIN_RELEASE := .build/release/sgem-server
+# Debian's python carries Debian's selenium; pyenv shims may shadow `python3`.
+PYTHON ?= /usr/bin/python3
+
+.PHONY: all build release run test test-swift test-browser bench console clean help
+
+all: build
+
+help:
+	@echo "make run      build (release) and start the server on http://$(HOST):$(PORT)/"
+	@echo "make test     install test tools, run the Swift tests and the browser tests"
+	@echo "make build    debug build"
+	@echo "make release  one binary with the Swift runtime linked statically"
+	@echo "make bench    run the benchmarks in scripts/bench (writes bench-results/)"
+	@echo "make console  regenerate the embedded console from Resources/console"
+
+build:
+	@scripts/bootstrap.sh build
+	$(SWIFT) build
+
+# Swift's runtime and Foundation pieces are linked in; glibc, libsqlite3 and libssl/libcrypto
+# stay dynamic (they come from Debian and get its security updates).
+release:
+	@scripts/bootstrap.sh build
+	$(SWIFT) build -c release --static-swift-stdlib
+	@echo "built $(BIN_RELEASE)"
+
+run: release
+	@echo "Starting sgem-server; stop it with Ctrl-C."
+	$(BIN_RELEASE) serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
+
+console:
+	python3 scripts/embed-console.py
+
+test: test-swift test-browser
+
+test-swift:
+	@scripts/bootstrap.sh test
+	python3 scripts/embed-console.py --check
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+test-browser: release
+	@scripts/bootstrap.sh test
+	$(PYTHON) scripts/browser/run.py --binary $(BIN_RELEASE)
+
+bench: release
+	@scripts/bootstrap.sh bench
+	scripts/bench/run-all.sh $(BIN_RELEASE)
+
+clean:
+	rm -rf .build bench-results

@@ -1,0 +1,296 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSQLite
+import COpenSSL
+import SGEMCore
+import SGEMShell
+import SGEMStore
+import SGEMSupport
+
+/// The command line: `serve` (the default), `migrate`, `backup`, `restore`, `check`, `version`
+/// and `admin …`. Every command takes the server settings as flags too.
+public enum Application {
+    static let name = "sgem-server"
+
+    /// Runs the command in `arguments` (without the program name) and returns the exit code:
+    /// 0 success, 1 failure, 2 usage error. Errors are one line on stderr.
+    public static func main(_ arguments: [String], environment: [String: String], io: any CommandIO = StandardIO()) async -> Int32 {
+        do {
+            let (settingsArgs, rest) = splitSettings(arguments)
+            let flags = try ParsedArguments(settingsArgs, specs: Settings.optionSpecs)
+            let configuration = try Configuration(flags: flags, environment: environment)
+            if let level = LogLevel(name: configuration.string("log-level") ?? "info") { LogSettings.level = level }
+            let commands = topLevelCommands(configuration: configuration)
+
+            guard let first = rest.first else {
+                try await commands.run(["serve"], context: CommandContext(io: io), prefix: name)
+                return 0
+            }
+            switch first {
+            case "--help", "-h", "help":
+                if rest.count > 1, let command = commands.command(named: rest[1]) {
+                    io.write(command.help(prefix: name) + settingsHelp())
+                } else {
+                    io.write(overview(commands))
+                }
+                return 0
+            case "--version":
+                io.print("\(name) \(Version.current)")
+                return 0
+            default:
+                var words = rest
+                if first.hasPrefix("--") { words.insert("serve", at: 0) }
+                try await commands.run(words, context: CommandContext(io: io), prefix: name)
+                return 0
+            }
+        } catch let exit as ExitCode {
+            return exit.code
+        } catch {
+            let (message, code) = AdminShell.describe(error)
+            io.writeError("\(name): \(message)")
+            return code
+        }
+    }
+
+    /// Separates the server settings (`--data-dir D`, `--bench-module`, …) from the command's
+    /// own words, so settings may appear anywhere on the line.
+    static func splitSettings(_ arguments: [String]) -> ([String], [String]) {
+        var settings: [String] = []
+        var rest: [String] = []
+        var i = 0
+        while i < arguments.count {
+            let arg = arguments[i]
+            i += 1
+            if arg == "--" { rest.append(contentsOf: arguments[(i - 1)...]); break }
+            guard arg.hasPrefix("--") else { rest.append(arg); continue }
+            let name = String(arg.dropFirst(2).prefix { $0 != "=" })
+            guard let setting = Settings.named(name) else { rest.append(arg); continue }
+            settings.append(arg)
+            if case .bool = setting.kind { continue }
+            if !arg.contains("="), i < arguments.count {
+                settings.append(arguments[i])
+                i += 1
+            }
+        }
+        return (settings, rest)
+    }
+
+    static func overview(_ commands: CommandRegistry) -> String {
+        """
+        \(name) \(Version.current): one binary for a small company's directory, holidays, notices and chat.
+
+        usage: \(name) [COMMAND] [SETTINGS…]
+
+        commands:
+        \(commands.overview())
+
+        Run '\(name) COMMAND --help' for a command's options, '\(name) admin help' for the admin verbs.
+        \(settingsHelp())
+        """
+    }
+
+    static func settingsHelp() -> String {
+        var text = "\nsettings (flag, or SGEM_* environment variable, or key in the --config file):\n"
+        let rows = Settings.all.map { s -> (String, String) in
+            let left = s.flag + (s.kind.isBool ? "" : " " + s.valueName)
+            let def = s.defaultValue.map { " (default \($0))" } ?? ""
+            return (left, "\(s.help)\(def); \(s.environmentVariable)")
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        for (left, right) in rows {
+            text += "  \(left)\(String(repeating: " ", count: width - left.count + 2))\(right)\n"
+        }
+        text += "\nexit codes: 0 success, 1 failure, 2 usage error\n"
+        return text
+    }
+
+    /// The top-level commands; `admin` dispatches to the verbs modules registered.
+    static func topLevelCommands(configuration: Configuration) -> CommandRegistry {
+        var registry = CommandRegistry(noun: "command", helpHint: "\(name) --help")
+        registry.register(Command("serve", summary: "run the server (the default command)") { _, ctx in
+            try await Server.run(configuration: configuration, io: ctx.io)
+        })
+        registry.register(Command("migrate", summary: "apply pending database migrations and exit") { _, ctx in
+            try makeDataDirectory(configuration)
+            let store = try await openMigratedStore(configuration, report: { ctx.io.print("applied \($0)") })
+            await store.close()
+            ctx.io.print("database is up to date: \(configuration.databasePath)")
+        })
+        registry.register(Command("backup", summary: "write an online, consistent copy of the database (safe while the server runs)",
+                                  usage: "--to FILE", options: [.value("to", "FILE", "where to write the backup (must not exist)")]) { args, ctx in
+            let target = try args.require("to")
+            guard access(target, F_OK) != 0 else { throw CommandError.failure("\(target) already exists; choose a new file") }
+            let store = try await openExistingStore(configuration)
+            do {
+                try await store.backup(to: target)
+            } catch {
+                await store.close()
+                throw CommandError.failure("backup failed: \(error)")
+            }
+            await store.close()
+            ctx.io.print("backup written to \(target)")
+        })
+        registry.register(Command("restore", summary: "replace the database with a backup (refused while a server runs)",
+                                  usage: "--from FILE", options: [.value("from", "FILE", "the backup to restore")]) { args, ctx in
+            let source = try args.require("from")
+            guard access(source, R_OK) == 0 else { throw CommandError.failure("cannot read \(source)") }
+            try makeDataDirectory(configuration)
+            guard let lock = try DataDirectoryLock.acquire(configuration.lockPath) else {
+                throw CommandError.failure("refused: a server is running on \(configuration.dataDirectory); stop it first")
+            }
+            do {
+                try Store.restore(from: source, to: configuration.databasePath)
+            } catch {
+                throw CommandError.failure("restore failed: \(error)")
+            }
+            _ = lock
+            ctx.io.print("restored \(configuration.databasePath) from \(source)")
+        })
+        registry.register(Command("check", summary: "check the database's integrity and pending migrations") { _, ctx in
+            let store = try await openExistingStore(configuration)
+            let problems: [String]
+            let applied: [String]
+            do {
+                problems = try await store.integrityCheck()
+                applied = try await store.appliedMigrations()
+            } catch {
+                await store.close()
+                throw CommandError.failure("check failed: \(error)")
+            }
+            await store.close()
+            let pending = allMigrations(configuration).ids.filter { !applied.contains($0) }
+            if !problems.isEmpty {
+                for p in problems.prefix(20) { ctx.io.print("problem: \(p)") }
+                throw CommandError.failure("integrity check found \(problems.count) problem\(problems.count == 1 ? "" : "s") in \(configuration.databasePath)")
+            }
+            ctx.io.print("integrity ok: \(configuration.databasePath)")
+            ctx.io.print("migrations: \(applied.count) applied, \(pending.count) pending")
+        })
+        registry.register(Command("version", summary: "print the version and the libraries it runs on") { _, ctx in
+            let openssl = String(cString: OpenSSL_version(0))
+            ctx.io.print("\(name) \(Version.current)")
+            ctx.io.print("SQLite \(String(cString: sqlite3_libversion()))")
+            ctx.io.print(openssl)
+        })
+        registry.register(Command("admin", summary: "run an admin verb, or 'admin shell' for the sgem> prompt",
+                                  usage: "VERB [ARGS…] | shell | help", positionals: 0...1000, passThrough: true) { args, ctx in
+            try await runAdmin(args.positionals, configuration: configuration, io: ctx.io)
+        })
+        return registry
+    }
+
+    /// `admin VERB …`, `admin shell` and `admin help`. Arguments after the verb go to the verb
+    /// unparsed, so it sees its own options.
+    static func runAdmin(_ words: [String], configuration: Configuration, io: any CommandIO) async throws {
+        let lazy = LazyStore(configuration: configuration)
+        let context = CommandModuleContext(configuration: configuration, openStore: { try await lazy.get() })
+        var registry = CommandRegistry()
+        for module in try bootOrder(modules(configuration: configuration, consolePages: ConsolePageBox())) {
+            module.registerCommands(&registry, context: context)
+        }
+        defer { Task { await lazy.close() } }
+        let ctx = CommandContext(io: io)
+        switch words.first {
+        case nil, "help":
+            if words.count > 1, let command = registry.command(named: words[1]) {
+                io.write(command.help(prefix: "\(name) admin"))
+            } else {
+                io.print("usage: \(name) admin VERB [ARGS…]\n\nverbs:\n\(registry.overview())\n  shell  the sgem> prompt; reads a script from stdin when it is not a terminal\n\nRun '\(name) admin VERB --help' for a verb's options.")
+            }
+        case "shell":
+            let code = await AdminShell(registry: registry).run(context: ctx)
+            await lazy.close()
+            if code != 0 { throw ExitCode(code: code) }
+        default:
+            do {
+                try await registry.run(words, context: ctx, prefix: "\(name) admin")
+            } catch {
+                await lazy.close()
+                throw error
+            }
+        }
+        await lazy.close()
+    }
+
+    static func allMigrations(_ configuration: Configuration) -> MigrationList {
+        var list = MigrationList()
+        let ordered = (try? bootOrder(modules(configuration: configuration, consolePages: ConsolePageBox()))) ?? []
+        for module in ordered { module.registerMigrations(&list) }
+        return list
+    }
+
+    static func storeConfiguration(_ configuration: Configuration) -> StoreConfiguration {
+        var c = StoreConfiguration()
+        c.readers = configuration.int("store-readers")
+        c.busyTimeoutMilliseconds = configuration.int("store-busy-timeout-ms")
+        c.maxBatch = configuration.int("store-write-batch")
+        return c
+    }
+
+    static func makeDataDirectory(_ configuration: Configuration) throws {
+        guard makeDirectories(configuration.dataDirectory) else {
+            throw CommandError.failure("cannot create data directory \(configuration.dataDirectory): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Opens the database and applies pending migrations (creating it when new).
+    static func openMigratedStore(_ configuration: Configuration, report: (String) -> Void = { _ in }) async throws -> Store {
+        let store: Store
+        do {
+            store = try Store(path: configuration.databasePath, configuration: storeConfiguration(configuration), logger: Logger(label: "store"))
+        } catch {
+            throw CommandError.failure("cannot open \(configuration.databasePath): \(error)")
+        }
+        do {
+            for id in try await store.migrate(allMigrations(configuration)) { report(id) }
+        } catch {
+            await store.close()
+            throw CommandError.failure("migration failed: \(error)")
+        }
+        return store
+    }
+
+    /// Opens an existing database without creating one.
+    static func openExistingStore(_ configuration: Configuration) async throws -> Store {
+        guard access(configuration.databasePath, F_OK) == 0 else {
+            throw CommandError.failure("no database at \(configuration.databasePath) (run '\(name) migrate' or start the server first)")
+        }
+        do {
+            return try Store(path: configuration.databasePath, configuration: storeConfiguration(configuration), logger: Logger(label: "store"))
+        } catch {
+            throw CommandError.failure("cannot open \(configuration.databasePath): \(error)")
+        }
+    }
+}
+
+/// Opens the store the first time an admin verb asks for it, migrated, and closes it at the end.
+actor LazyStore {
+    let configuration: Configuration
+    var store: Store?
+
+    init(configuration: Configuration) { self.configuration = configuration }
+
+    func get() async throws -> Store {
+        if let store { return store }
+        try Application.makeDataDirectory(configuration)
+        let opened = try await Application.openMigratedStore(configuration)
+        store = opened
+        return opened
+    }
+
+    func close() async {
+        await store?.close()
+        store = nil
+    }
+}
+
+/// Ends a command with a specific exit code after its output has said why.
+struct ExitCode: Error, CustomStringConvertible {
+    let code: Int32
+    var description: String { "exit \(code)" }
+}
+
+extension SettingKind {
+    var isBool: Bool { if case .bool = self { true } else { false } }
+}

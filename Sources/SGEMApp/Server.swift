@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import SGEMCore
+import SGEMHTTP
+import SGEMShell
+import SGEMStore
+import SGEMSupport
+
+/// `serve`: lock the data directory, open and migrate the store, boot the modules, listen, and on
+/// SIGTERM/SIGINT stop in reverse order with in-flight work finished.
+enum Server {
+    static func run(configuration: Configuration, io: any CommandIO) async throws {
+        let logger = Logger(label: "server")
+        try Application.makeDataDirectory(configuration)
+        guard let lock = try DataDirectoryLock.acquire(configuration.lockPath) else {
+            throw CommandError.failure("another server is already running on \(configuration.dataDirectory)")
+        }
+        let signals = SignalWaiter([SIGTERM, SIGINT])
+        let running = try await RunningServer.start(configuration: configuration, logger: logger)
+        let scheme = configuration.string("tls-cert") == nil ? "http" : "https"
+        let host = configuration.string("host") ?? "0.0.0.0"
+        let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+        io.print("\(Application.name) \(Version.current) listening on \(scheme)://\(shownHost):\(running.port)/")
+        io.print("data: \(configuration.databasePath)")
+        if let hint = await running.firstRunHint() { io.print(hint) }
+        logger.notice("listening", ["url": "\(scheme)://\(host):\(running.port)/", "database": configuration.databasePath])
+
+        let signal = await signals.next()
+        logger.notice("shutting down", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+        await running.stop()
+        _ = lock
+        logger.notice("stopped")
+    }
+}
+
+/// A started server: the store, the booted modules and the listener. Tests use it in-process.
+public final class RunningServer: Sendable {
+    public let store: Store
+    public let server: HTTPServer
+    public let router: Router
+    public let context: ModuleContext
+    let booted: [any Module]
+    let commands: CommandRegistry
+
+    init(store: Store, server: HTTPServer, router: Router, context: ModuleContext, booted: [any Module], commands: CommandRegistry) {
+        self.store = store
+        self.server = server
+        self.router = router
+        self.context = context
+        self.booted = booted
+        self.commands = commands
+    }
+
+    public var port: Int { server.port }
+
+    /// Opens the store, applies migrations, boots every module and starts listening.
+    public static func start(configuration: Configuration, logger: Logger = Logger(label: "server")) async throws -> RunningServer {
+        let pages = ConsolePageBox()
+        let ordered = try bootOrder(modules(configuration: configuration, consolePages: pages))
+        var migrations = MigrationList()
+        var consolePages = ConsoleRegistry()
+        for module in ordered {
+            module.registerMigrations(&migrations)
+            module.registerConsolePages(&consolePages)
+        }
+        pages.pages = consolePages.pages
+        let store = try await Application.openMigratedStore(configuration, report: { id in
+            logger.notice("migration applied", ["migration": id])
+        })
+
+        let router = Router(defaultMaxBodyBytes: configuration.int("max-body-bytes"))
+        let context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(),
+                                    events: EventBus(logger: Logger(label: "events")), metrics: .shared,
+                                    logger: logger, router: router)
+        var booted: [any Module] = []
+        do {
+            for module in ordered {
+                try await module.boot(context.scoped(to: module.id))
+                booted.append(module)
+            }
+        } catch {
+            for module in booted.reversed() { await module.shutdown(context.scoped(to: module.id)) }
+            await store.close()
+            throw CommandError.failure("module failed to start: \(error)")
+        }
+        let api = router.group("/api/v1")
+        let root = router.group("")
+        for module in ordered { module.registerRoutes(api, root: root, context: context.scoped(to: module.id)) }
+
+        var commands = CommandRegistry()
+        let commandContext = CommandModuleContext(configuration: configuration, openStore: { store })
+        for module in ordered { module.registerCommands(&commands, context: commandContext) }
+
+        let server = HTTPServer(configuration: httpConfiguration(configuration), router: router, logger: Logger(label: "http"))
+        do {
+            _ = try server.start()
+        } catch {
+            for module in booted.reversed() { await module.shutdown(context.scoped(to: module.id)) }
+            await store.close()
+            throw CommandError.failure("cannot listen on \(configuration.string("host") ?? ""):\(configuration.int("port")): \(error)")
+        }
+        return RunningServer(store: store, server: server, router: router, context: context, booted: booted, commands: commands)
+    }
+
+    /// Stops accepting, lets in-flight requests finish, shuts modules down in reverse order and
+    /// closes the store after its queued writes.
+    public func stop() async {
+        await server.shutdown()
+        for module in booted.reversed() { await module.shutdown(context.scoped(to: module.id)) }
+        await store.close()
+    }
+
+    /// What to tell the operator on a first run; modules that manage users supply it later.
+    func firstRunHint() async -> String? {
+        guard commands.command(named: "create-user") != nil else { return nil }
+        return "create the first admin: \(Application.name) admin create-user --username admin --email you@example.com --role admin --random-password"
+    }
+
+    static func httpConfiguration(_ c: Configuration) -> HTTPServerConfiguration {
+        var h = HTTPServerConfiguration()
+        h.host = c.string("host") ?? "0.0.0.0"
+        h.port = c.int("port")
+        h.eventLoops = c.int("event-loops")
+        h.maxConnections = c.int("max-connections")
+        h.maxHeaderBytes = c.int("max-header-bytes")
+        h.maxURIBytes = c.int("max-uri-bytes")
+        h.headerTimeout = c.duration("header-timeout")
+        h.bodyTimeout = c.duration("body-timeout")
+        h.idleTimeout = c.duration("idle-timeout")
+        h.shutdownGrace = c.duration("shutdown-grace")
+        h.webSocketMaxMessageBytes = c.int("ws-max-message-bytes")
+        h.webSocketMaxBufferedBytes = c.int("ws-max-buffered-bytes")
+        if let cert = c.string("tls-cert"), let key = c.string("tls-key") {
+            h.tls = TLSConfiguration(certificatePath: cert, keyPath: key)
+        }
+        return h
+    }
+}
+
+/// Turns SIGTERM/SIGINT into an awaitable value; the default action is disabled so the server
+/// can stop in order. SIGPIPE is ignored (sockets use MSG_NOSIGNAL, but files and pipes do not).
+final class SignalWaiter: @unchecked Sendable {   // `sources` is set once in init and only kept alive
+    private let stream: AsyncStream<Int32>
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ signals: [Int32]) {
+        signal(SIGPIPE, SIG_IGN)
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        self.stream = stream
+        var sources: [any DispatchSourceSignal] = []
+        for sig in signals {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { continuation.yield(sig) }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func next() async -> Int32 {
+        for await sig in stream { return sig }
+        return SIGTERM
+    }
+}

@@ -1,0 +1,104 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMSupport
+
+/// Serves the web console: `/` and `/assets/*` from bytes compiled into the binary, with ETag
+/// revalidation, gzip when the client accepts it, and the security headers (CSP and friends).
+public struct ConsoleModule: Module {
+    public let id: ModuleID = "console"
+    let pages: @Sendable () -> [ConsolePage]
+
+    /// - Parameter pages: the console pages every module registered, read when asked.
+    public init(pages: @escaping @Sendable () -> [ConsolePage]) { self.pages = pages }
+
+    /// The Content-Security-Policy of every console response: nothing from outside, no inline
+    /// script or style, no framing.
+    public static let contentSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
+        "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
+        let console = root.group("", middleware: [SecurityHeaders()])
+        console.get("/", doc: RouteDoc(summary: "The web console", tags: ["console"],
+                                       responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
+            ConsoleModule.serve("index.html", request)
+        }
+        console.get("/assets/{path*}", doc: RouteDoc(summary: "Console assets (CSS, JS, images)", tags: ["console"],
+                                                     responses: [ResponseDoc(status: 200, description: "The file", contentType: "application/octet-stream")])) { request, _ in
+            ConsoleModule.serve(request.parameters["path"] ?? "", request)
+        }
+        let pages = self.pages
+        routes.get("/console/pages", doc: RouteDoc(summary: "The console screens the modules registered, in navigation order", tags: ["console"],
+                                                   responses: [ResponseDoc(status: 200, description: "The pages", schema: ["type": "object"])])) { _, _ in
+            let items: [JSONValue] = pages().map { p in
+                ["id": .string(p.id), "title": .string(p.title), "titleES": .string(p.titleES), "route": .string(p.route),
+                 "script": .string("/assets/" + p.script), "order": .number(Double(p.order)), "adminOnly": .bool(p.adminOnly)]
+            }
+            return .json(["items": .array(items)] as JSONValue)
+        }
+    }
+
+    /// The response for one embedded file: 304 when the ETag matches, gzip when accepted.
+    static func serve(_ name: String, _ request: Request) -> Response {
+        guard !name.contains(".."), let asset = embeddedAssets[name] else {
+            return .error(APIError.notFound("no such console file"))
+        }
+        var headers = HTTPHeaders()
+        headers.set("ETag", asset.etag)
+        headers.set("Cache-Control", "no-cache")
+        headers.set("Vary", "Accept-Encoding")
+        if let match = request.headers["If-None-Match"], matches(match, asset.etag) {
+            return Response(status: 304, headers: headers)
+        }
+        headers.set("Content-Type", asset.contentType)
+        if let gz = asset.gzipped, acceptsGzip(request.headers["Accept-Encoding"]) {
+            headers.set("Content-Encoding", "gzip")
+            return Response(status: 200, headers: headers, body: gz)
+        }
+        return Response(status: 200, headers: headers, body: asset.bytes)
+    }
+
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { part in
+            let tag = part.trimmingCharacters(in: " \t")
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+
+    /// True when `Accept-Encoding` lists gzip (or `*`) without `q=0`.
+    static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        for item in header.lowercased().split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: " \t") }
+            guard let coding = parts.first, coding == "gzip" || coding == "*" else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return q > 0
+        }
+        return false
+    }
+}
+
+/// Adds the console's security headers to every response it wraps.
+public struct SecurityHeaders: Middleware {
+    public init() {}
+
+    public func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers.set("Content-Security-Policy", ConsoleModule.contentSecurityPolicy)
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        response.headers.set("X-Frame-Options", "DENY")
+        response.headers.set("Referrer-Policy", "same-origin")
+        response.headers.set("Cross-Origin-Opener-Policy", "same-origin")
+        response.headers.set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+        return response
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,120 @@
+import SGEMHTTP
+import SGEMShell
+import SGEMStore
+import SGEMSupport
+
+/// A module's name: its migration namespace, configuration scope and log label.
+public struct ModuleID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+}
+
+/// A feature module. One small required surface (`id`); everything else has a default that does
+/// nothing. The application lists the modules explicitly; nothing registers itself by side effect.
+public protocol Module: Sendable {
+    /// "holidays": the migration namespace (`holidays.001_create_requests`) and log label.
+    var id: ModuleID { get }
+    /// Modules booted before this one.
+    var dependencies: [ModuleID] { get }
+    /// Appends the module's migrations, ids `<module>.<NNN_name>`, append-only.
+    func registerMigrations(_ migrations: inout MigrationList)
+    /// Adds the module's routes; `routes` is the `/api/v1` group, `root` the site root.
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext)
+    /// Adds the module's admin verbs (`sgem-server admin VERB`, the `sgem>` shell).
+    func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext)
+    /// Adds the module's console screens.
+    func registerConsolePages(_ pages: inout ConsoleRegistry)
+    /// Publishes services and subscribes to events; runs after migrations, before routes serve.
+    func boot(_ context: ModuleContext) async throws
+    /// Releases what `boot` acquired; runs in reverse boot order.
+    func shutdown(_ context: ModuleContext) async
+}
+
+extension Module {
+    public var dependencies: [ModuleID] { [] }
+    public func registerMigrations(_ migrations: inout MigrationList) {}
+    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {}
+    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {}
+    public func registerConsolePages(_ pages: inout ConsoleRegistry) {}
+    public func boot(_ context: ModuleContext) async throws {}
+    public func shutdown(_ context: ModuleContext) async {}
+}
+
+/// What a module gets at boot and while serving.
+public struct ModuleContext: Sendable {
+    public let configuration: Configuration
+    public let store: Store
+    public let services: ServiceRegistry
+    public let events: EventBus
+    public let metrics: MetricsRegistry
+    public let logger: Logger
+    /// Every route registered so far, for modules that describe the API (OpenAPI).
+    public let router: Router
+
+    public init(configuration: Configuration, store: Store, services: ServiceRegistry, events: EventBus,
+                metrics: MetricsRegistry, logger: Logger, router: Router) {
+        self.configuration = configuration
+        self.store = store
+        self.services = services
+        self.events = events
+        self.metrics = metrics
+        self.logger = logger
+        self.router = router
+    }
+
+    /// The same context with the logger labelled for `module`.
+    public func scoped(to module: ModuleID) -> ModuleContext {
+        ModuleContext(configuration: configuration, store: store, services: services, events: events,
+                      metrics: metrics, logger: Logger(label: module.rawValue), router: router)
+    }
+}
+
+/// What admin verbs get: the configuration, and the store opened on demand (verbs such as
+/// `help` never open the database).
+public struct CommandModuleContext: Sendable {
+    public let configuration: Configuration
+    public let openStore: @Sendable () async throws -> Store
+
+    public init(configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store) {
+        self.configuration = configuration
+        self.openStore = openStore
+    }
+}
+
+/// Orders modules so each comes after its dependencies; the listed order breaks ties.
+public func bootOrder(_ modules: [any Module]) throws -> [any Module] {
+    var ordered: [any Module] = []
+    var placed = Set<ModuleID>()
+    let ids = Set(modules.map(\.id))
+    for m in modules {
+        guard Set(m.dependencies).isSubset(of: ids) else {
+            let missing = Set(m.dependencies).subtracting(ids).map(\.rawValue).sorted()
+            throw ModuleError(code: .missingDependency, message: "module '\(m.id)' needs \(missing.joined(separator: ", "))")
+        }
+    }
+    var remaining = modules
+    while !remaining.isEmpty {
+        guard let index = remaining.firstIndex(where: { Set($0.dependencies).isSubset(of: placed) }) else {
+            throw ModuleError(code: .dependencyCycle, message: "modules depend on each other in a cycle: \(remaining.map(\.id.rawValue).joined(separator: ", "))")
+        }
+        let next = remaining.remove(at: index)
+        ordered.append(next)
+        placed.insert(next.id)
+    }
+    return ordered
+}
+
+/// A problem with the module list itself.
+public struct ModuleError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable {
+        public let rawValue: String
+        public static let missingDependency = Code(rawValue: "missing_dependency")
+        public static let dependencyCycle = Code(rawValue: "dependency_cycle")
+        public static let duplicateModule = Code(rawValue: "duplicate_module")
+    }
+    public let code: Code
+    public let message: String
+    public var description: String { message }
+}

@@ -1,0 +1,449 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import SGEMSupport
+
+/// Something a route asks the connection to become after a successful `101` (a WebSocket).
+protocol ConnectionUpgrade: Sendable {
+    func start(on connection: Connection, request: Request, context: RequestContext)
+}
+
+/// One accepted socket: reads and parses requests, runs them one at a time in order (so
+/// pipelined requests are answered in order), writes responses, enforces deadlines.
+// @unchecked Sendable: every field is used only on `loop`'s thread; handler tasks report back
+// through `complete`, which hops to that thread when needed.
+final class Connection: @unchecked Sendable {
+    enum State { case idle, head, body, handling, closing, lingering, upgraded, closed }
+
+    let loop: EventLoop
+    let fd: Int32
+    let generation: UInt32
+    let remoteAddress: String
+    var tls: TLSStream?
+    var state = State.idle
+
+    var inbuf: [UInt8] = []
+    var inStart = 0
+    var outbuf: [UInt8] = []
+    var outStart = 0
+
+    var head: RequestHead?
+    var pending: Request?
+    var body: [UInt8] = []
+    var remainingLength = 0
+    var chunked: ChunkedDecoder?
+    var bodyLimit = 0
+
+    /// When the current phase must be over (0 = none).
+    var deadline: UInt64
+    var lastWriteProgress: UInt64 = 0
+    var peerClosed = false
+    var readPaused = false
+    let isSecure: Bool
+
+    /// Set while upgraded: where bytes read go, what runs on every tick, what runs on close.
+    var upgradedReceiver: ((UnsafeRawBufferPointer) -> Void)?
+    var onTick: ((UInt64) -> Void)?
+    var onClose: (() -> Void)?
+    /// Called after queued output was flushed while upgraded.
+    var onDrain: (() -> Void)?
+
+    init(loop: EventLoop, fd: Int32, generation: UInt32, remoteAddress: String) {
+        self.loop = loop
+        self.fd = fd
+        self.generation = generation
+        self.remoteAddress = remoteAddress
+        if let context = loop.core.tls { tls = TLSStream(context: context, fd: fd) }
+        isSecure = loop.core.tls != nil
+        // A fresh connection must deliver its first request head within the header timeout.
+        deadline = loop.now + loop.core.headerTimeout
+    }
+
+    var outboundBytes: Int { outbuf.count - outStart }
+    private var core: ServerCore { loop.core }
+
+    // MARK: Events
+
+    func handle(_ events: UInt32) {
+        if state == .closed { return }
+        if isSecure, let tls, !tls.handshakeDone {
+            switch tls.handshake() {
+            case .done: break
+            case .wouldBlock: return
+            case .closed, .failed:
+                close()
+                return
+            }
+        }
+        if outboundBytes > 0 {
+            flush()
+            if state == .closed { return }
+            onDrain?()
+        }
+        let hangup = events & (SGEM_EPOLLRDHUP | SGEM_EPOLLHUP | SGEM_EPOLLERR) != 0
+        if isSecure || hangup || events & SGEM_EPOLLIN != 0 {
+            readAvailable(drainFully: hangup || isSecure)
+        }
+        if state != .closed { process() }
+    }
+
+    /// Reads until the socket would block (edge-triggered), unless a request is being handled
+    /// and enough is already buffered.
+    private func readAvailable(drainFully: Bool) {
+        while state != .closed && !peerClosed {
+            if state == .handling && inbuf.count - inStart >= core.maxPipelineBuffer {
+                readPaused = true
+                return
+            }
+            let n: Int
+            if let tls {
+                switch tls.read(loop.scratch, EventLoop.readChunk) {
+                case .done(let count): n = count
+                case .wouldBlock: return
+                case .closed: n = 0
+                case .failed:
+                    close()
+                    return
+                }
+            } else {
+                let r = Glibc.read(fd, loop.scratch, EventLoop.readChunk)
+                if r < 0 {
+                    if errno == EINTR { continue }
+                    if errno != EAGAIN && errno != EWOULDBLOCK { close() }
+                    return
+                }
+                n = r
+            }
+            if n == 0 {
+                peerClosed = true
+                return
+            }
+            switch state {
+            case .upgraded:
+                upgradedReceiver?(UnsafeRawBufferPointer(start: loop.scratch, count: n))
+            case .lingering, .closing:
+                break // the answer is final; what the client still sends is discarded
+            default:
+                if state == .idle {
+                    state = .head
+                    deadline = loop.now + core.headerTimeout
+                }
+                if inStart == inbuf.count {
+                    inbuf.removeAll(keepingCapacity: true)
+                    inStart = 0
+                } else if inStart > 32 * 1024 {
+                    inbuf.removeFirst(inStart)
+                    inStart = 0
+                }
+                inbuf.append(contentsOf: UnsafeRawBufferPointer(start: loop.scratch, count: n))
+            }
+            // A short read drained the socket; the next edge will report more.
+            if !drainFully && n < EventLoop.readChunk { return }
+        }
+    }
+
+    /// Parses and starts as many buffered requests as the state allows (one at a time).
+    private func process() {
+        while true {
+            switch state {
+            case .idle, .head:
+                if inbuf.count == inStart {
+                    if peerClosed { close() }
+                    return
+                }
+                if state == .idle {
+                    state = .head
+                    deadline = loop.now + core.headerTimeout
+                }
+                let result = inbuf.withUnsafeBytes {
+                    RequestParser.parseHead(UnsafeRawBufferPointer(rebasing: $0[inStart...]),
+                                            maxHeaderBytes: core.configuration.maxHeaderBytes,
+                                            maxURIBytes: core.configuration.maxURIBytes)
+                }
+                switch result {
+                case .incomplete:
+                    if peerClosed { close() }
+                    return
+                case .failure(let error):
+                    fail(APIError(status: error.status, code: error.code, message: error.message))
+                    return
+                case .head(let head, let consumed):
+                    inStart += consumed
+                    begin(head)
+                }
+            case .body:
+                if !consumeBody() {
+                    if peerClosed && state == .body { close() }
+                    return
+                }
+            case .lingering:
+                if peerClosed { close() }
+                return
+            case .handling, .closing, .upgraded, .closed:
+                return
+            }
+        }
+    }
+
+    private func begin(_ head: RequestHead) {
+        self.head = head
+        let request = Request(method: head.method, target: head.target, headers: head.headers,
+                              remoteAddress: remoteAddress, isSecure: isSecure)
+        pending = request
+        let hasBody = head.chunked || (head.contentLength ?? 0) > 0
+        guard hasBody else {
+            dispatch()
+            return
+        }
+        bodyLimit = core.router.maxBodyBytes(method: head.method, path: request.path)
+        if let length = head.contentLength, length > bodyLimit {
+            fail(.payloadTooLarge(limit: bodyLimit))
+            return
+        }
+        if head.expectContinue { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
+        if head.chunked {
+            chunked = ChunkedDecoder()
+        } else {
+            remainingLength = head.contentLength!
+            body.reserveCapacity(remainingLength)
+        }
+        state = .body
+        deadline = loop.now + core.bodyTimeout
+    }
+
+    /// True once the body is complete (and the request dispatched) or the connection failed.
+    private func consumeBody() -> Bool {
+        let available = inbuf.count - inStart
+        if var decoder = chunked {
+            let (consumed, step) = inbuf.withUnsafeBytes {
+                decoder.feed(UnsafeRawBufferPointer(rebasing: $0[inStart...]), into: &body, limit: bodyLimit)
+            }
+            inStart += consumed
+            chunked = decoder
+            switch step {
+            case .needMore: return false
+            case .done:
+                chunked = nil
+                dispatch()
+            case .tooLarge: fail(.payloadTooLarge(limit: bodyLimit))
+            case .failure(let error): fail(APIError(status: error.status, code: error.code, message: error.message))
+            }
+            return true
+        }
+        if available == 0 { return remainingLength == 0 ? { dispatch(); return true }() : false }
+        let take = min(available, remainingLength)
+        body.append(contentsOf: inbuf[inStart..<inStart + take])
+        inStart += take
+        remainingLength -= take
+        guard remainingLength == 0 else { return false }
+        dispatch()
+        return true
+    }
+
+    private func dispatch() {
+        guard var request = pending else { return }
+        pending = nil
+        request.body = body
+        body = []
+        state = .handling
+        deadline = 0
+        loop.inFlight += 1
+        let router = core.router
+        let instruments = core.instruments
+        Task(executorPreference: loop) {
+            let outcome = await router.dispatch(request, instruments: instruments)
+            self.complete(outcome, request: request)
+        }
+    }
+
+    /// Called by the handler task when the response is ready; hops to the loop thread if needed.
+    func complete(_ outcome: Router.Outcome, request: Request) {
+        if loop.isOnLoopThread {
+            finish(outcome, request: request)
+        } else {
+            let box = OutcomeBox(outcome: outcome, request: request)
+            loop.execute { self.finish(box.outcome, request: box.request) }
+        }
+    }
+
+    private func finish(_ outcome: Router.Outcome, request: Request) {
+        loop.inFlight -= 1
+        guard state == .handling, let head else { return }
+        self.head = nil
+        let response = outcome.response
+        if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
+            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true))
+            guard state != .closed else { return }
+            state = .upgraded
+            deadline = 0
+            upgrade.start(on: self, request: request, context: outcome.context)
+            // Bytes that followed the upgrade request belong to the new protocol.
+            if inStart < inbuf.count {
+                let leftover = Array(inbuf[inStart...])
+                inbuf = []
+                inStart = 0
+                leftover.withUnsafeBytes { upgradedReceiver?($0) }
+            }
+            return
+        }
+        let keepAlive = head.keepAlive && !peerClosed && !loop.shuttingDown
+            && !response.headers.hasToken("Connection", "close")
+        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false))
+        if state == .closed { return }
+        if !keepAlive {
+            closeAfterFlush()
+            return
+        }
+        state = .idle
+        deadline = loop.now + core.idleTimeout
+        if readPaused {
+            readPaused = false
+            readAvailable(drainFully: isSecure)
+        }
+        process()
+    }
+
+    /// Answers with an error and closes: used when the request cannot be trusted or read further.
+    private func fail(_ error: APIError) {
+        let head = self.head ?? RequestHead(method: .GET, target: "/", minorVersion: 1, headers: HTTPHeaders())
+        pending = nil
+        self.head = nil
+        write(ResponseWriter.serialize(.error(error), head: head, keepAlive: false, upgrade: false))
+        if state != .closed { closeAfterFlush() }
+    }
+
+    // MARK: Writing
+
+    /// Queues `bytes`, sending at once what the socket takes.
+    func write(_ bytes: [UInt8]) {
+        guard state != .closed else { return }
+        if outboundBytes == 0 {
+            let n = bytes.withUnsafeBytes { send($0) }
+            if n < 0 {
+                close()
+                return
+            }
+            if n == bytes.count { return }
+            outbuf.removeAll(keepingCapacity: true)
+            outbuf.append(contentsOf: bytes[n...])
+            outStart = 0
+        } else {
+            outbuf.append(contentsOf: bytes)
+        }
+        lastWriteProgress = loop.now
+    }
+
+    /// Bytes accepted by the socket, or -1 when the connection failed.
+    private func send(_ buffer: UnsafeRawBufferPointer) -> Int {
+        var offset = 0
+        while offset < buffer.count {
+            if let tls {
+                switch tls.write(buffer.baseAddress! + offset, buffer.count - offset) {
+                case .done(let n): offset += n
+                case .wouldBlock: return offset
+                case .closed, .failed: return -1
+                }
+            } else {
+                let n = sgem_send(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK { return offset }
+                    return -1
+                }
+                offset += n
+            }
+        }
+        return offset
+    }
+
+    private func flush() {
+        let n = outbuf.withUnsafeBytes { send(UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
+        if n < 0 {
+            close()
+            return
+        }
+        if n > 0 { lastWriteProgress = loop.now }
+        outStart += n
+        if outStart == outbuf.count {
+            outbuf.removeAll(keepingCapacity: outbuf.capacity <= 64 * 1024)
+            outStart = 0
+            if state == .closing { finishClosing() }
+        }
+    }
+
+    /// Closes once everything queued has been sent.
+    func closeAfterFlush() {
+        guard state != .closed else { return }
+        state = .closing
+        // A peer that does not take the last bytes within this bound is not waited for.
+        deadline = loop.now + min(core.idleTimeout, 10_000_000_000)
+        if outboundBytes == 0 { finishClosing() }
+    }
+
+    /// After the last byte: half-close and drain briefly, so unread request bytes do not turn
+    /// the close into a reset that destroys the response in flight.
+    private func finishClosing() {
+        if tls != nil || peerClosed {
+            close()
+            return
+        }
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        state = .lingering
+        deadline = loop.now + 2_000_000_000
+        readAvailable(drainFully: true)
+        if peerClosed { close() }
+    }
+
+    func close() {
+        guard state != .closed else { return }
+        state = .closed
+        tls?.shutdown()
+        tls = nil
+        Glibc.close(fd)
+        loop.remove(self)
+        let closed = onClose
+        upgradedReceiver = nil
+        onTick = nil
+        onClose = nil
+        onDrain = nil
+        inbuf = []
+        outbuf = []
+        pending = nil
+        closed?()
+    }
+
+    // MARK: Timers and shutdown
+
+    func tick(_ now: UInt64) {
+        if deadline != 0 && now >= deadline {
+            close()
+            return
+        }
+        // A peer that stops reading our output is cut off after the idle timeout.
+        if outboundBytes > 0 && now &- lastWriteProgress > core.idleTimeout {
+            close()
+            return
+        }
+        onTick?(now)
+    }
+
+    func shutdownRequested() {
+        switch state {
+        case .idle, .upgraded: close()
+        default: break
+        }
+    }
+}
+
+/// Carries a finished outcome across threads; the values inside are only read on the loop.
+// @unchecked Sendable: built by the handler task, then read once by the loop thread after the
+// hand-off through the loop's Mutex-protected queue.
+private final class OutcomeBox: @unchecked Sendable {
+    let outcome: Router.Outcome
+    let request: Request
+    init(outcome: Router.Outcome, request: Request) {
+        self.outcome = outcome
+        self.request = request
+    }
+}

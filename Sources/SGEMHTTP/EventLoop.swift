@@ -1,0 +1,337 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import Synchronization
+import SGEMSupport
+
+/// What every loop of one server shares: configuration, router, TLS, counters.
+final class ServerCore: Sendable {
+    let configuration: HTTPServerConfiguration
+    let router: Router
+    let instruments: Instruments
+    let logger: Logger
+    let tls: TLSContext?
+    let open = Atomic<Int>(0)
+    let openGauge: Gauge
+    let rejected: Counter
+    let headerTimeout: UInt64
+    let bodyTimeout: UInt64
+    let idleTimeout: UInt64
+    /// Bytes a connection may buffer from a pipelining client while a request is being handled.
+    let maxPipelineBuffer: Int
+
+    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: MetricsRegistry, tls: TLSContext?) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.instruments = Instruments(logger: logger, metrics: metrics)
+        self.tls = tls
+        openGauge = metrics.gauge("sgem_http_open_connections", help: "Open HTTP connections.")
+        rejected = metrics.counter("sgem_http_connections_rejected_total", help: "Connections refused because the server was full.")
+        headerTimeout = configuration.headerTimeout.nanoseconds
+        bodyTimeout = configuration.bodyTimeout.nanoseconds
+        idleTimeout = configuration.idleTimeout.nanoseconds
+        maxPipelineBuffer = configuration.maxHeaderBytes + 64 * 1024
+    }
+
+    /// Claims a connection slot; false when the server is full.
+    func reserveConnection() -> Bool {
+        let limit = configuration.maxConnections
+        var current = open.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = open.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged {
+                openGauge.add(1)
+                return true
+            }
+            current = original
+        }
+        return false
+    }
+
+    func releaseConnection() {
+        open.subtract(1, ordering: .relaxed)
+        openGauge.add(-1)
+    }
+
+    /// Sent to connections past `maxConnections` on a plain-HTTP server.
+    static let unavailableResponse: [UInt8] = {
+        let body = #"{"error":{"code":"unavailable","message":"the server is at its connection limit; retry later"}}"#
+        return Array("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n\(body)".utf8)
+    }()
+}
+
+/// One event-loop thread: an epoll set over its connections and the shared listener, a timer
+/// tick, and a Swift `TaskExecutor` so request handlers run on this same thread.
+// @unchecked Sendable: `work` is a Mutex and `threadID`/`exited` atomics; every other field is
+// read and written only on the loop's own thread (other threads hop in through `execute`).
+final class EventLoop: TaskExecutor, @unchecked Sendable {
+    enum Work: Sendable {
+        case job(UnownedJob)
+        case call(@Sendable () -> Void)
+    }
+
+    struct Queue: Sendable {
+        var items: [Work] = []
+        var exited = false
+    }
+
+    static let listenerToken = UInt64.max
+    static let wakeToken = UInt64.max - 1
+    static let readChunk = 64 * 1024
+    static let tickInterval: UInt64 = 250_000_000
+
+    let core: ServerCore
+    let epfd: Int32
+    let wakeFD: Int32
+    private let work = Mutex(Queue())
+    private let threadID = Atomic<UInt>(0)
+    private var spare: [Work] = []
+
+    var listenFD: Int32 = -1
+    var connections: [Connection?] = []
+    var connectionCount = 0
+    var generation: UInt32 = 0
+    /// Handler tasks started by this loop that have not reported back yet.
+    var inFlight = 0
+    let scratch: UnsafeMutableRawPointer
+    var now: UInt64 = 0
+    var nextTick: UInt64 = 0
+    var shuttingDown = false
+    var stopping = false
+    var shutdownDeadline: UInt64 = 0
+    var drained: CheckedContinuation<Void, Never>?
+
+    init(core: ServerCore) throws {
+        self.core = core
+        epfd = sgem_epoll_create()
+        guard epfd >= 0 else { throw HTTPServerError(code: .socket, message: "epoll_create1 failed: \(String(cString: strerror(errno)))") }
+        wakeFD = sgem_eventfd()
+        guard wakeFD >= 0 else {
+            Glibc.close(epfd)
+            throw HTTPServerError(code: .socket, message: "eventfd failed: \(String(cString: strerror(errno)))")
+        }
+        scratch = UnsafeMutableRawPointer.allocate(byteCount: EventLoop.readChunk, alignment: 16)
+        guard sgem_epoll_add(epfd, wakeFD, SGEM_EPOLLIN, EventLoop.wakeToken) == 0 else {
+            throw HTTPServerError(code: .socket, message: "epoll_ctl(eventfd) failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { scratch.deallocate() }
+
+    var isOnLoopThread: Bool { threadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+    // MARK: TaskExecutor
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let onLoop = isOnLoopThread
+        let accepted = work.withLock { queue -> Bool in
+            if queue.exited { return false }
+            queue.items.append(.job(unowned))
+            if !onLoop { _ = sgem_eventfd_signal(wakeFD) }
+            return true
+        }
+        // The loop has stopped: run the job here rather than lose it.
+        if !accepted { unowned.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+
+    /// Runs `body` on the loop thread (soon, in order); runs it here if the loop has stopped.
+    func execute(_ body: @escaping @Sendable () -> Void) {
+        let onLoop = isOnLoopThread
+        let accepted = work.withLock { queue -> Bool in
+            if queue.exited { return false }
+            queue.items.append(.call(body))
+            if !onLoop { _ = sgem_eventfd_signal(wakeFD) }
+            return true
+        }
+        if !accepted { body() }
+    }
+
+    private func runPending() {
+        for _ in 0..<8 {
+            var batch = spare
+            work.withLock { swap(&batch, &$0.items) }
+            if batch.isEmpty {
+                spare = batch
+                return
+            }
+            for item in batch {
+                switch item {
+                case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+                case .call(let body): body()
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+            spare = batch
+        }
+    }
+
+    // MARK: Loop
+
+    func start(listenFD: Int32) throws {
+        self.listenFD = listenFD
+        guard sgem_epoll_add(epfd, listenFD, SGEM_EPOLLIN, EventLoop.listenerToken) == 0 else {
+            throw HTTPServerError(code: .socket, message: "epoll_ctl(listener) failed: \(String(cString: strerror(errno)))")
+        }
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { arg in
+            let loop = Unmanaged<EventLoop>.fromOpaque(arg!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box)
+        guard rc == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(box).release()
+            throw HTTPServerError(code: .socket, message: "pthread_create failed: \(rc)")
+        }
+        pthread_detach(thread)
+    }
+
+    private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
+        var events = [sgem_epoll_event](repeating: sgem_epoll_event(), count: 256)
+        now = sgem_monotonic_ns()
+        nextTick = now + EventLoop.tickInterval
+        while true {
+            runPending()
+            let hasWork = work.withLock { !$0.items.isEmpty }
+            let timeout: Int32 = hasWork ? 0 : Int32(max(1, min(250, (nextTick &- min(nextTick, sgem_monotonic_ns())) / 1_000_000 + 1)))
+            let n = events.withUnsafeMutableBufferPointer { sgem_epoll_wait(epfd, $0.baseAddress, 256, timeout) }
+            now = sgem_monotonic_ns()
+            if n < 0 && errno != EINTR {
+                core.logger.critical("epoll_wait failed", ["errno": String(errno)])
+                break
+            }
+            for i in 0..<max(0, Int(n)) {
+                let event = events[i]
+                switch event.data {
+                case EventLoop.listenerToken: acceptAll()
+                case EventLoop.wakeToken: _ = sgem_eventfd_drain(wakeFD)
+                default:
+                    let fd = Int(UInt32(truncatingIfNeeded: event.data))
+                    let gen = UInt32(truncatingIfNeeded: event.data >> 32)
+                    if fd < connections.count, let connection = connections[fd], connection.generation == gen {
+                        connection.handle(event.events)
+                    }
+                }
+            }
+            runPending()
+            now = sgem_monotonic_ns()
+            if now >= nextTick {
+                tick()
+                nextTick = now + EventLoop.tickInterval
+            }
+            if shuttingDown { checkDrained() }
+            if stopping && inFlight == 0 && connectionCount == 0 { break }
+        }
+        work.withLock { $0.exited = true }
+        runPending()
+        Glibc.close(wakeFD)
+        Glibc.close(epfd)
+    }
+
+    private func acceptAll() {
+        while listenFD >= 0 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sgem_accept_nonblocking(listenFD, $0, &length) }
+            }
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EAGAIN, EWOULDBLOCK: return
+                default:
+                    // EMFILE/ENFILE/ENOBUFS: leave the rest in the backlog for a later round.
+                    core.logger.warning("accept failed", ["errno": String(errno)])
+                    return
+                }
+            }
+            guard !shuttingDown, core.reserveConnection() else {
+                core.rejected.increment()
+                if core.tls == nil {
+                    ServerCore.unavailableResponse.withUnsafeBytes { _ = sgem_send(fd, $0.baseAddress, $0.count) }
+                }
+                Glibc.close(fd)
+                continue
+            }
+            _ = sgem_set_nodelay(fd)
+            generation &+= 1
+            let connection = Connection(loop: self, fd: fd, generation: generation, remoteAddress: EventLoop.address(of: storage))
+            if Int(fd) >= connections.count {
+                connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 64 - connections.count))
+            }
+            connections[Int(fd)] = connection
+            connectionCount += 1
+            let events = SGEM_EPOLLIN | SGEM_EPOLLOUT | SGEM_EPOLLRDHUP | SGEM_EPOLLET
+            if sgem_epoll_add(epfd, fd, events, UInt64(UInt32(fd)) | UInt64(generation) << 32) != 0 {
+                core.logger.warning("epoll_ctl(add) failed", ["errno": String(errno)])
+                connection.close()
+            }
+        }
+    }
+
+    func remove(_ connection: Connection) {
+        let fd = Int(connection.fd)
+        if fd < connections.count, connections[fd] === connection {
+            connections[fd] = nil
+            connectionCount -= 1
+            core.releaseConnection()
+        }
+    }
+
+    private func tick() {
+        for case let connection? in connections { connection.tick(now) }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting and closes idle connections; `drained` resumes once every connection is
+    /// gone or `deadline` has passed.
+    func beginShutdown(deadline: UInt64, drained: CheckedContinuation<Void, Never>) {
+        shuttingDown = true
+        shutdownDeadline = deadline
+        self.drained = drained
+        if listenFD >= 0 {
+            _ = sgem_epoll_del(epfd, listenFD)
+            listenFD = -1
+        }
+        now = sgem_monotonic_ns()
+        for case let connection? in connections { connection.shutdownRequested() }
+        checkDrained()
+    }
+
+    private func checkDrained() {
+        guard let drained else { return }
+        if connectionCount > 0 && now < shutdownDeadline { return }
+        for case let connection? in connections { connection.close() }
+        self.drained = nil
+        stopping = true
+        drained.resume()
+    }
+
+    static func address(of storage: sockaddr_storage) -> String {
+        var storage = storage
+        let family = Int32(storage.ss_family)
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let size = socklen_t(buffer.count)
+        let ok: Bool = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET {
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                    var addr = sin.pointee.sin_addr
+                    return inet_ntop(AF_INET, &addr, &buffer, size) != nil
+                }
+            } else if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                    var addr = sin6.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &addr, &buffer, size) != nil
+                }
+            }
+            return false
+        }
+        guard ok else { return "unknown" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

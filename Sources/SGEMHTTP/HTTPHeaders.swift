@@ -1,0 +1,71 @@
+/// An ordered list of header fields; names compare case-insensitively (ASCII).
+public struct HTTPHeaders: Sendable, Sequence {
+    public typealias Element = (name: String, value: String)
+
+    var fields: [(name: String, value: String)]
+
+    /// No fields.
+    public init() { fields = [] }
+
+    /// Fields in the given order.
+    public init(_ pairs: [(String, String)]) { fields = pairs.map { (name: $0.0, value: $0.1) } }
+
+    /// The first value of `name`, or nil.
+    public subscript(name: String) -> String? {
+        for field in fields where Self.equalsIgnoringCase(field.name, name) { return field.value }
+        return nil
+    }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        fields.compactMap { Self.equalsIgnoringCase($0.name, name) ? $0.value : nil }
+    }
+
+    /// Whether at least one field is called `name`.
+    public func contains(_ name: String) -> Bool {
+        fields.contains { Self.equalsIgnoringCase($0.name, name) }
+    }
+
+    /// Appends a field, keeping any existing ones of that name.
+    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+
+    /// Replaces every field called `name` with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name: name, value: value))
+    }
+
+    /// Removes every field called `name`.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { Self.equalsIgnoringCase($0.name, name) }
+    }
+
+    /// Number of fields.
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// Whether a comma-separated header (e.g. `Connection`) carries `token`, case-insensitively.
+    func hasToken(_ name: String, _ token: String) -> Bool {
+        for value in values(name) {
+            for part in value.utf8.split(separator: UInt8(ascii: ",")) {
+                let trimmed = part.drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed().drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed()
+                if Self.bytesEqualIgnoringCase(Array(trimmed), token.utf8) { return true }
+            }
+        }
+        return false
+    }
+
+    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        bytesEqualIgnoringCase(a.utf8, b.utf8)
+    }
+
+    static func bytesEqualIgnoringCase<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            // ASCII letters differ by 0x20 between cases.
+            guard x | 0x20 == y | 0x20, (x | 0x20) >= 0x61, (x | 0x20) <= 0x7A else { return false }
+        }
+        return true
+    }
+}

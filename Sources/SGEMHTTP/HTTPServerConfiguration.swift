@@ -1,0 +1,62 @@
+/// Certificate and key (PEM files) for serving HTTPS.
+public struct TLSConfiguration: Sendable {
+    public var certificatePath: String
+    public var keyPath: String
+
+    public init(certificatePath: String, keyPath: String) {
+        self.certificatePath = certificatePath
+        self.keyPath = keyPath
+    }
+}
+
+/// Everything the HTTP server can be tuned with; the defaults suit a small company.
+public struct HTTPServerConfiguration: Sendable {
+    public var host = "0.0.0.0"
+    /// 0 picks an ephemeral port; `HTTPServer.start()` returns it.
+    public var port = 8080
+    /// Event loop threads; 0 means one per available CPU.
+    public var eventLoops = 0
+    public var maxHeaderBytes = 16 * 1024
+    public var maxURIBytes = 8 * 1024
+    /// Deadline for a whole request head, from its first byte (or from accept).
+    public var headerTimeout: Duration = .seconds(10)
+    /// Deadline for a whole request body, from the end of the head.
+    public var bodyTimeout: Duration = .seconds(10)
+    /// How long a keep-alive connection may sit idle between requests.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Connections past this many are answered 503 and closed.
+    public var maxConnections = 4096
+    /// How long `shutdown()` lets in-flight requests run.
+    public var shutdownGrace: Duration = .seconds(10)
+    public var tls: TLSConfiguration? = nil
+    public var webSocketMaxMessageBytes = 1 << 20
+    /// Outbound bytes a WebSocket may have queued before the peer is dropped as too slow.
+    public var webSocketMaxBufferedBytes = 4 << 20
+    public var webSocketPingInterval: Duration = .seconds(30)
+
+    public init() {}
+}
+
+/// Why the server could not start.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    /// Stable machine-readable reason.
+    public enum Code: String, Sendable {
+        case invalidAddress = "invalid_address"
+        case addressInUse = "address_in_use"
+        case socket = "socket"
+        case tls = "tls"
+        case alreadyStarted = "already_started"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension Duration {
+    var nanoseconds: UInt64 {
+        let (s, atto) = components
+        return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+    }
+}

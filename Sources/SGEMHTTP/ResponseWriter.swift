@@ -1,0 +1,115 @@
+/// Serialises responses into one buffer so each is written with a single send.
+enum ResponseWriter {
+    static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + response.body.count + response.headers.count * 32)
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendStatus(response.status, into: &out)
+        out.append(0x0D)
+        out.append(0x0A)
+        let isHead = head.method == .HEAD
+        let status = response.status
+        let bodyless = status < 200 || status == 204 || status == 304
+        for (name, value) in response.headers.fields {
+            if !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection") { continue }
+            if HTTPHeaders.equalsIgnoringCase(name, "Content-Length") && !(isHead && !bodyless) { continue }
+            appendField(name, value, into: &out)
+        }
+        if !bodyless && !isHead {
+            out.append(contentsOf: "Content-Length: ".utf8)
+            appendDecimal(response.body.count, into: &out)
+            out.append(0x0D)
+            out.append(0x0A)
+        }
+        if !upgrade {
+            if !keepAlive {
+                out.append(contentsOf: "Connection: close\r\n".utf8)
+            } else if head.minorVersion == 0 {
+                out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            }
+        }
+        out.append(0x0D)
+        out.append(0x0A)
+        if !isHead && !bodyless { out.append(contentsOf: response.body) }
+        return out
+    }
+
+    /// Writes a header field; CR, LF and NUL in names or values are replaced by spaces so a
+    /// handler can never split the response.
+    private static func appendField(_ name: String, _ value: String, into out: inout [UInt8]) {
+        for b in name.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0 || b == UInt8(ascii: ":") ? 0x20 : b) }
+        out.append(UInt8(ascii: ":"))
+        out.append(0x20)
+        for b in value.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0 ? 0x20 : b) }
+        out.append(0x0D)
+        out.append(0x0A)
+    }
+
+    static func appendDecimal(_ value: Int, into out: inout [UInt8]) {
+        if value == 0 {
+            out.append(0x30)
+            return
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = value
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { raw in
+            while n > 0 {
+                raw[count] = UInt8(n % 10) + 0x30
+                n /= 10
+                count += 1
+            }
+            for i in stride(from: count - 1, through: 0, by: -1) { out.append(raw[i]) }
+        }
+    }
+
+    private static func appendStatus(_ status: Int, into out: inout [UInt8]) {
+        appendDecimal(status, into: &out)
+        out.append(0x20)
+        out.append(contentsOf: reason(status).utf8)
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 101: "Switching Protocols"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 426: "Upgrade Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: "Status"
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import SGEMSupport
+
+/// Documentation of one possible response of a route, for the OpenAPI document.
+public struct ResponseDoc: Sendable {
+    public let status: Int
+    public let description: String
+    public let schema: JSONValue?
+    public let contentType: String
+
+    public init(status: Int, description: String, schema: JSONValue? = nil, contentType: String = "application/json") {
+        self.status = status
+        self.description = description
+        self.schema = schema
+        self.contentType = contentType
+    }
+}
+
+/// Documentation of a route, for the OpenAPI document.
+public struct RouteDoc: Sendable {
+    public let summary: String
+    public let description: String?
+    public let tags: [String]
+    public let requestSchema: JSONValue?
+    public let requestContentType: String
+    public let responses: [ResponseDoc]
+    public let authenticated: Bool
+
+    public init(summary: String, description: String? = nil, tags: [String] = [], requestSchema: JSONValue? = nil,
+                requestContentType: String = "application/json", responses: [ResponseDoc] = [], authenticated: Bool = false) {
+        self.summary = summary
+        self.description = description
+        self.tags = tags
+        self.requestSchema = requestSchema
+        self.requestContentType = requestContentType
+        self.responses = responses
+        self.authenticated = authenticated
+    }
+}
+
+/// A registered route as listed by `Router.routes`.
+public struct RouteInfo: Sendable {
+    public let method: HTTPMethod
+    public let pattern: String
+    public let doc: RouteDoc?
+    public let maxBodyBytes: Int
+}

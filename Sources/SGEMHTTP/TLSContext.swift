@@ -1,0 +1,101 @@
+import COpenSSL
+
+/// A server-side OpenSSL context: TLS 1.2+, no compression or renegotiation, forward-secret
+/// AEAD ciphers, the configured certificate chain and key.
+// @unchecked Sendable: the SSL_CTX is configured once in init and only read afterwards
+// (SSL_new is thread-safe on a configured context).
+final class TLSContext: @unchecked Sendable {
+    let ctx: OpaquePointer
+
+    init(_ configuration: TLSConfiguration) throws {
+        guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSContext.failure("SSL_CTX_new failed") }
+        self.ctx = ctx
+        guard sgem_ssl_ctx_set_min_tls12(ctx) == 1 else { throw TLSContext.failure("cannot require TLS 1.2") }
+        _ = sgem_ssl_ctx_set_options(ctx, sgem_ssl_op_no_compression() | sgem_ssl_op_no_renegotiation() | sgem_ssl_op_cipher_server_preference())
+        _ = sgem_ssl_ctx_set_mode_partial_write(ctx)
+        guard SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!MD5:!RC4:!3DES") == 1 else {
+            throw TLSContext.failure("cannot set the cipher list")
+        }
+        guard SSL_CTX_use_certificate_chain_file(ctx, configuration.certificatePath) == 1 else {
+            throw TLSContext.failure("cannot load certificate \(configuration.certificatePath)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(ctx, configuration.keyPath, 1 /* SSL_FILETYPE_PEM */) == 1 else {
+            throw TLSContext.failure("cannot load private key \(configuration.keyPath)")
+        }
+        guard SSL_CTX_check_private_key(ctx) == 1 else { throw TLSContext.failure("the private key does not match the certificate") }
+    }
+
+    deinit { SSL_CTX_free(ctx) }
+
+    static func failure(_ message: String) -> HTTPServerError {
+        HTTPServerError(code: .tls, message: message + opensslErrors())
+    }
+
+    /// Drains this thread's OpenSSL error queue into a readable suffix.
+    static func opensslErrors() -> String {
+        var parts: [String] = []
+        while case let code = ERR_get_error(), code != 0 {
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return parts.isEmpty ? "" : ": " + parts.joined(separator: "; ")
+    }
+}
+
+/// One connection's TLS state over a non-blocking socket.
+final class TLSStream {
+    let ssl: OpaquePointer
+    var handshakeDone = false
+
+    enum IOResult { case done(Int), wouldBlock, closed, failed }
+
+    init?(context: TLSContext, fd: Int32) {
+        guard let ssl = SSL_new(context.ctx) else { return nil }
+        self.ssl = ssl
+        SSL_set_fd(ssl, fd)
+        SSL_set_accept_state(ssl)
+    }
+
+    deinit { SSL_free(ssl) }
+
+    /// Advances the handshake; `.done(0)` once it completed.
+    func handshake() -> IOResult {
+        ERR_clear_error()
+        let rc = SSL_do_handshake(ssl)
+        if rc == 1 {
+            handshakeDone = true
+            return .done(0)
+        }
+        return classify(rc)
+    }
+
+    func read(_ buffer: UnsafeMutableRawPointer, _ count: Int) -> IOResult {
+        ERR_clear_error()
+        let rc = SSL_read(ssl, buffer, Int32(clamping: count))
+        return rc > 0 ? .done(Int(rc)) : classify(rc)
+    }
+
+    func write(_ buffer: UnsafeRawPointer, _ count: Int) -> IOResult {
+        ERR_clear_error()
+        let rc = SSL_write(ssl, buffer, Int32(clamping: count))
+        return rc > 0 ? .done(Int(rc)) : classify(rc)
+    }
+
+    /// Best-effort close_notify; the socket closes right after.
+    func shutdown() {
+        ERR_clear_error()
+        if handshakeDone { _ = SSL_shutdown(ssl) }
+        ERR_clear_error()
+    }
+
+    private func classify(_ rc: Int32) -> IOResult {
+        switch SSL_get_error(ssl, rc) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wouldBlock
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default:
+            ERR_clear_error()
+            return .failed
+        }
+    }
+}

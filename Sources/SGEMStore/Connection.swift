@@ -1,0 +1,173 @@
+import CSQLite
+
+/// One SQLite connection with its statement cache. Opened by `Store.init`, then handed to exactly
+/// one dedicated thread that uses and closes it (it is opened NOMUTEX: never shared).
+final class Connection {
+    enum Role { case writer, reader }
+
+    private(set) var handle: OpaquePointer?
+    let path: String
+    private var cache: StatementCache
+
+    /// Opens `path` for `role` and applies the store's pragmas.
+    init(path: String, role: Role, configuration: StoreConfiguration) throws {
+        self.path = path
+        self.cache = StatementCache(capacity: configuration.statementCacheSize)
+        let flags = role == .writer
+            ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        handle = try Connection.open(path, flags: flags)
+        do {
+            try configure(role: role, busyTimeout: configuration.busyTimeoutMilliseconds)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Opens a raw handle with `flags`; extended result codes are on.
+    static func open(_ path: String, flags: Int32) throws -> OpaquePointer {
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = StoreError.sqlite(rc, db: db, sql: nil, context: "cannot open database at \(path)")
+            // SQLite hands out a handle even on failure; it must still be released.
+            sqlite3_close_v2(db)
+            throw error
+        }
+        sqlite3_extended_result_codes(db, 1)
+        return db
+    }
+
+    private func configure(role: Role, busyTimeout: Int) throws {
+        let rc = sqlite3_busy_timeout(handle, Int32(clamping: busyTimeout))
+        guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, db: handle, sql: nil, context: "setting busy timeout") }
+        if role == .writer {
+            // WAL lets readers run beside the one writer; only the writer may switch the mode.
+            let mode = try query("PRAGMA journal_mode=WAL", []).first?[0]
+            guard mode == .text("wal") else {
+                throw StoreError(code: .sqlite, message: "cannot enable WAL journal mode (got \(String(describing: mode)))",
+                                 sql: "PRAGMA journal_mode=WAL")
+            }
+        }
+        // FULL makes every COMMIT durable before the caller is told it succeeded.
+        try execute("PRAGMA synchronous=FULL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    var isInTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// True when deferred foreign-key violations are pending (the COMMIT would fail).
+    var hasDeferredForeignKeyViolations: Bool {
+        var current: Int32 = 0
+        var highwater: Int32 = 0
+        return sqlite3_db_status(handle, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highwater, 0) == SQLITE_OK && current > 0
+    }
+
+    /// Prepares one statement; anything but whitespace after it is an error (use `executeScript`).
+    func prepare(_ sql: String, persistent: Bool) throws -> Statement {
+        guard let db = handle else { throw StoreError.closedStore }
+        var statement: OpaquePointer?
+        var trailing = false
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let rc = sql.withCString { text -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(db, text, -1, flags, &statement, &tail)
+            if let tail {
+                var p = tail
+                while p.pointee != 0 {
+                    let c = UInt8(bitPattern: p.pointee)
+                    if c != 0x20 && c != 0x0A && c != 0x0D && c != 0x09 && c != 0x3B { trailing = true; break }
+                    p += 1
+                }
+            }
+            return rc
+        }
+        guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, db: db, sql: sql) }
+        guard let statement else {
+            throw StoreError(code: .sqlite, message: "no statement in SQL", sqliteCode: SQLITE_MISUSE, sql: sql)
+        }
+        let prepared = Statement(handle: statement, sql: sql, db: db)
+        guard !trailing else {
+            throw StoreError(code: .sqlite, message: "more than one statement; use executeScript", sqliteCode: SQLITE_MISUSE, sql: sql)
+        }
+        return prepared
+    }
+
+    private func cachedStatement(_ sql: String) throws -> Statement {
+        // Cached statements live long: tell SQLite so it allocates them accordingly.
+        let persistent = cache.capacity > 0
+        return try cache.statement(for: sql) { try prepare($0, persistent: persistent) }
+    }
+
+    /// Runs `sql` with `bindings` through the statement cache and collects the rows.
+    @discardableResult
+    func query(_ sql: String, _ bindings: [SQLValue]) throws -> [Row] {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        var rows: [Row] = []
+        var columns: [String]?
+        while try statement.step() {
+            let names = columns ?? statement.columnNames()
+            columns = names
+            rows.append(Row(columns: names, values: statement.values(count: names.count)))
+        }
+        return rows
+    }
+
+    /// Runs `sql` with `bindings` through the statement cache, ignoring any rows.
+    func execute(_ sql: String, _ bindings: [SQLValue] = []) throws {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        while try statement.step() {}
+    }
+
+    /// Runs every statement of `sql` in order, uncached.
+    func executeScript(_ sql: String) throws {
+        guard let db = handle else { throw StoreError.closedStore }
+        try sql.withCString { start in
+            var next: UnsafePointer<CChar>? = start
+            while let current = next, current.pointee != 0 {
+                var statement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let rc = sqlite3_prepare_v2(db, current, -1, &statement, &tail)
+                let text = tail.map {
+                    String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self)
+                        .trimmingWhitespace()
+                }
+                guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, db: db, sql: text ?? sql) }
+                next = tail
+                // Whitespace or a comment alone prepares to no statement.
+                guard let statement else { continue }
+                let prepared = Statement(handle: statement, sql: text ?? sql, db: db)
+                while try prepared.step() {}
+            }
+        }
+    }
+
+    /// Finalizes every statement, then closes the handle.
+    func close() {
+        cache.removeAll()
+        guard let db = handle else { return }
+        handle = nil
+        // close_v2 never fails with BUSY: a statement still alive elsewhere defers the close.
+        sqlite3_close_v2(db)
+    }
+
+    deinit { close() }
+}
+
+extension String {
+    /// Without leading and trailing spaces, tabs and newlines (error messages quote statements).
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

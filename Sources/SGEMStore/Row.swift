@@ -1,0 +1,71 @@
+import SGEMSupport
+
+/// One result row: values by column name or position.
+public struct Row: Sendable {
+    /// The column names, in select order.
+    public let columns: [String]
+    let values: [SQLValue]
+
+    init(columns: [String], values: [SQLValue]) {
+        self.columns = columns
+        self.values = values
+    }
+
+    /// The value of the first column named `column`; `.null` when there is none.
+    public subscript(_ column: String) -> SQLValue {
+        guard let index = columns.firstIndex(of: column) else { return .null }
+        return values[index]
+    }
+
+    /// The value at `index`; `.null` when out of range.
+    public subscript(_ index: Int) -> SQLValue {
+        values.indices.contains(index) ? values[index] : .null
+    }
+
+    /// An integer column (a real with an integral value converts too).
+    public func int(_ column: String) -> Int? { int64(column).map { Int($0) } }
+
+    /// A 64-bit integer column (a real with an integral value converts too).
+    public func int64(_ column: String) -> Int64? {
+        switch self[column] {
+        case .integer(let v): v
+        case .real(let d): Int64(exactly: d)
+        default: nil
+        }
+    }
+
+    /// A floating-point column; integers convert.
+    public func double(_ column: String) -> Double? {
+        switch self[column] {
+        case .real(let d): d
+        case .integer(let v): Double(v)
+        default: nil
+        }
+    }
+
+    /// A text column.
+    public func string(_ column: String) -> String? {
+        if case .text(let s) = self[column] { return s }
+        return nil
+    }
+
+    /// A boolean stored as an integer: nonzero is true.
+    public func bool(_ column: String) -> Bool? {
+        if case .integer(let v) = self[column] { return v != 0 }
+        return nil
+    }
+
+    /// A blob column; text comes back as its UTF-8 bytes.
+    public func blob(_ column: String) -> [UInt8]? {
+        switch self[column] {
+        case .blob(let b): b
+        case .text(let s): Array(s.utf8)
+        default: nil
+        }
+    }
+
+    /// An RFC 3339 text column parsed as a timestamp.
+    public func timestamp(_ column: String) -> Timestamp? {
+        string(column).flatMap { Timestamp(rfc3339: $0) }
+    }
+}

@@ -1,0 +1,166 @@
+import SGEMSupport
+
+/// The SQLite database of the server: one writer thread that group-commits queued writes, and a
+/// small pool of reader threads. Callers await their work; no SQLite call runs on Swift's pool.
+public final class Store: Sendable {
+    /// The database file.
+    public let path: String
+    let configuration: StoreConfiguration
+    let logger: Logger
+    let writes = JobQueue<WriteJob>()
+    let reads = JobQueue<ReadJob>()
+    let metrics: StoreMetrics
+
+    /// Opens (creating if needed) the database at `path` — its directory must exist — and starts
+    /// the writer and reader threads.
+    public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
+        self.path = path
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = StoreMetrics(registry: metrics)
+
+        // The writer opens first: it creates the file and switches it to WAL, which readers need.
+        let writer = try Connection(path: path, role: .writer, configuration: configuration)
+        var readers: [Connection] = []
+        for _ in 0..<max(1, configuration.readers) {
+            readers.append(try Connection(path: path, role: .reader, configuration: configuration))
+        }
+
+        let writes = self.writes
+        self.metrics.queueDepth.sample { [weak writes] in Double(writes?.depth ?? 0) }
+        do {
+            let handoff = Handoff(writer)
+            try writes.startWorker(name: "sgem-writer") { [writes, storeMetrics = self.metrics, logger, maxBatch = configuration.maxBatch] in
+                WriterLoop(connection: handoff.value, queue: writes, maxBatch: maxBatch, metrics: storeMetrics, logger: logger).run()
+            }
+            for (index, reader) in readers.enumerated() {
+                let handoff = Handoff(reader)
+                try reads.startWorker(name: "sgem-reader-\(index)") { [reads] in
+                    let connection = handoff.value
+                    let db = Database(connection: connection)
+                    while let jobs = reads.take(limit: 1) {
+                        for job in jobs { job(db) }
+                    }
+                    connection.close()
+                }
+            }
+        } catch {
+            // Threads already started drain nothing and close their own connections.
+            writes.stop()
+            reads.stop()
+            throw error
+        }
+        logger.info("store opened", ["store.path": path, "store.readers": String(readers.count), "store.max_batch": String(configuration.maxBatch)])
+    }
+
+    deinit {
+        // Without `close()`, the threads still finish the queued work and close their connections.
+        writes.stop()
+        reads.stop()
+    }
+
+    /// Runs `body` in the writer's transaction and returns once that transaction has committed
+    /// durably. Concurrent writes share one transaction (group commit), each inside its own
+    /// savepoint: a body that throws is rolled back alone and its error is rethrown here.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = WriteJob.batched(
+                perform: { db in
+                    let value = try body(db)
+                    return { continuation.resume(returning: value) }
+                },
+                fail: { continuation.resume(throwing: $0) })
+            if !writes.enqueue(job) { continuation.resume(throwing: StoreError.closedStore) }
+        }
+    }
+
+    /// Runs `body` in a read transaction on a reader connection: a consistent snapshot of
+    /// committed data, concurrent with the writer. Writing from here fails (read-only connection).
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await onReader { db in
+            try db.connection.execute("BEGIN DEFERRED")
+            do {
+                let value = try body(db)
+                try db.connection.execute("COMMIT")
+                return value
+            } catch {
+                if db.connection.isInTransaction { try? db.connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` on a reader thread without opening a transaction.
+    func onReader<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job: ReadJob = { db in continuation.resume(with: Result { try body(db) }) }
+            if !reads.enqueue(job) { continuation.resume(throwing: StoreError.closedStore) }
+        }
+    }
+
+    /// Runs `body` on the writer thread alone, outside any batch, managing its own transactions.
+    func onWriterExclusively<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = WriteJob.exclusive { db in continuation.resume(with: Result { try body(db) }) }
+            if !writes.enqueue(job) { continuation.resume(throwing: StoreError.closedStore) }
+        }
+    }
+
+    /// True when a reader answers `SELECT 1` (readiness probe).
+    public func ping() async -> Bool {
+        (try? await onReader { try $0.scalar("SELECT 1") }) == .integer(1)
+    }
+
+    /// Write jobs waiting for the writer (not counting the batch being committed).
+    public var queueDepth: Int { writes.depth }
+
+    /// Finishes every queued write and read, closes all connections, then returns. Later calls
+    /// to `write` and `read` throw `StoreError` with code `.closed`.
+    public func close() async {
+        writes.stop()
+        reads.stop()
+        // Readers close first so that the writer's close, the last one, checkpoints the WAL.
+        await reads.waitUntilStopped()
+        await writes.waitUntilStopped()
+        logger.info("store closed", ["store.path": path])
+    }
+}
+
+/// A job for the writer thread.
+enum WriteJob: Sendable {
+    /// A `write` body: runs inside the batch transaction; `perform` returns the resumption to
+    /// call once the batch has committed, `fail` reports an error instead.
+    case batched(perform: @Sendable (Database) throws -> @Sendable () -> Void, fail: @Sendable (any Error) -> Void)
+    /// Work that manages its own transactions (migrations): runs alone, between batches.
+    case exclusive(@Sendable (Database) -> Void)
+
+    var isExclusive: Bool {
+        if case .exclusive = self { return true }
+        return false
+    }
+}
+
+/// A job for a reader thread.
+typealias ReadJob = @Sendable (Database) -> Void
+
+/// The store's metric families.
+struct StoreMetrics: Sendable {
+    let queueDepth: Gauge
+    let batchSize: Histogram
+    let commits: Counter
+    let writeErrors: Counter
+
+    init(registry: MetricsRegistry) {
+        queueDepth = registry.gauge("sgem_store_write_queue_depth", help: "Write jobs waiting for the writer thread.")
+        batchSize = registry.histogram("sgem_store_commit_batch_size", help: "Write jobs committed per transaction.",
+                                       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256])
+        commits = registry.counter("sgem_store_commits_total", help: "Write transactions committed.")
+        writeErrors = registry.counter("sgem_store_write_errors_total", help: "Write jobs that failed.")
+    }
+}
+
+/// Moves a non-Sendable value to the one thread that will own it.
+final class Handoff<Value>: @unchecked Sendable {   // written once before the thread starts, then only read by that thread
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

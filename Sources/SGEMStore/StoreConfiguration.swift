@@ -1,0 +1,13 @@
+/// Tuning knobs of a `Store`.
+public struct StoreConfiguration: Sendable {
+    /// Reader connections, each on its own thread.
+    public var readers = 2
+    /// How long a connection waits for a lock before failing with SQLITE_BUSY.
+    public var busyTimeoutMilliseconds = 5000
+    /// Most write jobs committed in one transaction; 1 disables group commit.
+    public var maxBatch = 256
+    /// Prepared statements kept per connection (least recently used go first); 0 disables the cache.
+    public var statementCacheSize = 64
+
+    public init() {}
+}

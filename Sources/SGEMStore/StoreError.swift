@@ -1,0 +1,85 @@
+import CSQLite
+
+/// An error from the store: a stable code, a message, and the SQLite details when SQLite failed.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is; stable across releases.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// SQLite returned an error; `sqliteCode` holds its extended result code.
+        public static let sqlite = Code("sqlite")
+        /// The store was closed before or while the operation was queued.
+        public static let closed = Code("closed")
+        /// A migration failed and was rolled back.
+        public static let migration = Code("migration")
+        /// An online backup failed.
+        public static let backup = Code("backup")
+        /// A restore was refused or failed.
+        public static let restore = Code("restore")
+        /// An operating-system call failed (thread creation, file I/O).
+        public static let system = Code("system")
+        /// A migration id is malformed or duplicated.
+        public static let invalidMigrationID = Code("invalid_migration_id")
+    }
+
+    public let code: Code
+    /// SQLite's extended result code, when SQLite reported the failure.
+    public let sqliteCode: Int32?
+    public let message: String
+    /// The statement that failed, when there is one.
+    public let sql: String?
+    /// The error this one wraps (for example the one a failing migration threw).
+    public let cause: (any Error)?
+
+    public init(code: Code, message: String, sqliteCode: Int32? = nil, sql: String? = nil, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.sqliteCode = sqliteCode
+        self.sql = sql
+        self.cause = cause
+    }
+
+    /// True for the SQLITE_CONSTRAINT family (unique, foreign key, check, not null…).
+    public var isConstraintViolation: Bool {
+        guard let sqliteCode else { return false }
+        return sqliteCode & 0xFF == SQLITE_CONSTRAINT
+    }
+
+    /// True when a UNIQUE or PRIMARY KEY constraint failed.
+    public var isUniqueViolation: Bool {
+        sqliteCode == SQLITE_CONSTRAINT_UNIQUE_CODE || sqliteCode == SQLITE_CONSTRAINT_PRIMARYKEY_CODE
+    }
+
+    public var description: String {
+        var text = "StoreError(\(code.rawValue)"
+        if let sqliteCode { text += ", sqlite \(sqliteCode)" }
+        text += "): \(message)"
+        if let sql { text += " [sql: \(sql)]" }
+        return text
+    }
+
+    /// The error SQLite reports on `db` for the result code `rc`.
+    static func sqlite(_ rc: Int32, db: OpaquePointer?, sql: String?, context: String? = nil) -> StoreError {
+        var code = rc
+        var message = String(cString: sqlite3_errstr(rc))
+        if let db {
+            let extended = sqlite3_extended_errcode(db)
+            // The handle's last error describes `rc` only when both name the same primary code.
+            if extended & 0xFF == rc & 0xFF {
+                code = extended
+                message = String(cString: sqlite3_errmsg(db))
+            }
+        }
+        if let context { message = "\(context): \(message)" }
+        return StoreError(code: .sqlite, message: message, sqliteCode: code, sql: sql)
+    }
+
+    static let closedStore = StoreError(code: .closed, message: "the store is closed")
+}
+
+// The extended constraint codes are macros built from shifts, which Swift does not import.
+let SQLITE_CONSTRAINT_UNIQUE_CODE: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+let SQLITE_CONSTRAINT_PRIMARYKEY_CODE: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+let SQLITE_CONSTRAINT_FOREIGNKEY_CODE: Int32 = SQLITE_CONSTRAINT | (3 << 8)

@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// The command line, exercised through the real binary: exit codes 0/1/2 and one clear line on
+/// stderr for every error.
+@Suite(.serialized) struct CommandLineTests {
+    @Test func versionAndHelp() throws {
+        let v = try runBinary(["version"])
+        #expect(v.code == 0)
+        #expect(v.out.hasPrefix("sgem-server 0.1.0\n"))
+        #expect(v.out.contains("SQLite 3."))
+        #expect(v.out.contains("OpenSSL"))
+        let h = try runBinary(["--help"])
+        #expect(h.code == 0)
+        for word in ["serve", "migrate", "backup", "restore", "check", "version", "admin", "SGEM_DATA_DIR", "--tls-cert"] {
+            #expect(h.out.contains(word), "help lacks \(word)")
+        }
+        for command in ["serve", "migrate", "backup", "restore", "check", "version", "admin"] {
+            let r = try runBinary([command, "--help"])
+            #expect(r.code == 0, "\(command) --help")
+            #expect(r.out.contains("usage: sgem-server \(command)"), "\(command) --help")
+        }
+    }
+
+    @Test(arguments: [
+        (["frobnicate"], "sgem-server: unknown command 'frobnicate' (try 'sgem-server --help')"),
+        (["--port", "abc"], "sgem-server: --port must be a whole number from 0 to 65535, not 'abc'"),
+        (["backup"], "sgem-server: missing required option '--to'"),
+        (["version", "extra"], "sgem-server: 'version' takes 0 arguments, got 1 (see 'sgem-server version --help')"),
+        (["admin", "nope"], "sgem-server: unknown admin command 'nope' (try 'help')"),
+        (["migrate", "--bogus"], "sgem-server: unknown option '--bogus'"),
+    ])
+    func usageErrorsExitTwoWithOneLine(_ args: [String], _ message: String) throws {
+        let r = try runBinary(args)
+        #expect(r.code == 2)
+        #expect(r.err == message + "\n")
+    }
+
+    @Test func migrateCheckBackupRestoreCycle() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let data = ["--data-dir", dir.path + "/data"]
+
+        let missing = try runBinary(["check"] + data)
+        #expect(missing.code == 1)
+        #expect(missing.err.hasPrefix("sgem-server: no database at"))
+
+        let first = try runBinary(["migrate"] + data)
+        #expect(first.code == 0, "\(first.err)")
+        #expect(first.out.contains("applied system.001_instance"))
+        let second = try runBinary(["migrate"] + data)
+        #expect(second.code == 0)
+        #expect(!second.out.contains("applied"))
+
+        let check = try runBinary(["check"] + data)
+        #expect(check.code == 0)
+        #expect(check.out.contains("integrity ok"))
+        #expect(check.out.contains("0 pending"))
+
+        let status = try runBinary(["admin", "status", "--json"] + data)
+        #expect(status.code == 0, "\(status.err)")
+        #expect(status.out.contains("\"migrations\":[\"system.001_instance\"]"))
+
+        let backup = dir.path + "/backup.db"
+        #expect(try runBinary(["backup", "--to", backup] + data).code == 0)
+        let again = try runBinary(["backup", "--to", backup] + data)
+        #expect(again.code == 1)
+        #expect(again.err.contains("already exists"))
+
+        // Restore into a fresh directory, and the restored database checks out.
+        let restoredData = ["--data-dir", dir.path + "/restored"]
+        let restore = try runBinary(["restore", "--from", backup] + restoredData)
+        #expect(restore.code == 0, "\(restore.err)")
+        let restoredStatus = try runBinary(["admin", "status", "--json"] + restoredData)
+        #expect(restoredStatus.out.contains("system.001_instance"))
+        #expect(try runBinary(["check"] + restoredData).code == 0)
+
+        let garbage = dir.path + "/garbage.db"
+        _ = try runShell("head -c 10000 /dev/urandom > '\(garbage)'")
+        let bad = try runBinary(["restore", "--from", garbage] + restoredData)
+        #expect(bad.code == 1)
+        #expect(bad.err.hasPrefix("sgem-server: restore failed"))
+        #expect(try runBinary(["check"] + restoredData).code == 0, "a refused restore must leave the database intact")
+    }
+
+    @Test func adminShellReadsAScriptFromStdin() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let data = ["--data-dir", dir.path]
+        let ok = try runBinary(["admin", "shell"] + data, input: "# status twice\nstatus\nhelp\nstatus --json\n")
+        #expect(ok.code == 0, "\(ok.err)")
+        #expect(ok.out.contains("migrations   1 applied"))
+        #expect(ok.out.contains("status  show the database"))
+        #expect(!ok.out.contains("sgem>"), "no prompt when stdin is not a terminal")
+        let bad = try runBinary(["admin", "shell"] + data, input: "status\nnope\nstatus\n")
+        #expect(bad.code == 2)
+        #expect(bad.err == "error: line 2: unknown admin command 'nope' (try 'help')\n")
+    }
+
+    @Test func configFileAndEnvironmentAreRead() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let conf = dir.path + "/sgem.conf"
+        _ = try runShell("printf 'data_dir = \"\(dir.path)/from-file\"\\n' > '\(conf)'")
+        #expect(try runBinary(["migrate", "--config", conf]).code == 0)
+        #expect(access(dir.path + "/from-file/sgem.db", F_OK) == 0)
+        let badConf = dir.path + "/bad.conf"
+        _ = try runShell("printf 'port = 99999\\n' > '\(badConf)'")
+        let r = try runBinary(["migrate", "--config", badConf])
+        #expect(r.code == 2)
+        #expect(r.err == "sgem-server: config key 'port' must be a whole number from 0 to 65535, not '99999'\n")
+    }
+}

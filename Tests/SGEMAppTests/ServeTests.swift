@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import Testing
+import SGEMSupport
+
+/// Starts `sgem-server serve` on port 0 in a fresh data directory and returns it with its port.
+func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, Int) {
+    let p = try Subprocess(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir.path, "--log-level", "warning"] + extra)
+    let out = try p.waitForOutput("listening on http://127.0.0.1:")
+    let marker = "listening on http://127.0.0.1:"
+    guard let line = out.split(separator: "\n").first(where: { $0.contains(marker) }),
+          let port = Int(line.split(separator: ":").last?.prefix { $0.isNumber } ?? "") else {
+        throw TestFailure("no port in \(out)")
+    }
+    return (p, port)
+}
+
+@Suite(.serialized) struct ServeTests {
+    @Test func servesSystemEndpointsAndStopsGracefully() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let (server, port) = try startServer(dir)
+
+        let health = try httpRequest(port: port, path: "/healthz")
+        #expect(health.status == 200)
+        #expect(health.text == #"{"status":"ok"}"#)
+        #expect(health.header("Content-Type") == "application/json")
+        #expect(health.header("X-Request-Id")?.isEmpty == false)
+        #expect(try httpRequest(port: port, path: "/readyz").status == 200)
+
+        let missing = try httpRequest(port: port, path: "/api/v1/nothing-here")
+        #expect(missing.status == 404)
+        let error = try JSONValue.parse(missing.body)
+        #expect(error["error"]?["code"] == "not_found")
+        let wrongMethod = try httpRequest(port: port, method: "DELETE", path: "/healthz")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("Allow")?.contains("GET") == true)
+
+        let metrics = try httpRequest(port: port, path: "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain") == true)
+        for name in ["sgem_http_requests_total{", "sgem_http_request_duration_seconds_bucket{", "sgem_http_open_connections",
+                     "sgem_store_write_queue_depth", "sgem_store_commit_batch_size", "sgem_process_resident_memory_bytes"] {
+            #expect(metrics.text.contains(name), "metrics lack \(name)")
+        }
+        #expect(metrics.text.contains(#"route="/healthz""#))
+
+        let openapi = try httpRequest(port: port, path: "/api/v1/openapi.json")
+        #expect(openapi.status == 200)
+        let doc = try JSONValue.parse(openapi.body)
+        #expect(doc["openapi"] == "3.0.3")
+        for path in ["/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/", "/assets/{path}", "/api/v1/console/pages"] {
+            #expect(doc["paths"]?[path] != nil, "openapi lacks \(path)")
+        }
+        #expect(doc["paths"]?["/api/v1/bench/writes"] == nil, "the bench module is off by default")
+
+        server.signal(SIGTERM)
+        #expect(try server.wait(seconds: 20) == 0)
+        #expect(server.stderr.contains("msg=stopped"))
+    }
+
+    @Test func consoleIsEmbeddedWithCachingCompressionAndSecurityHeaders() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let (server, port) = try startServer(dir)
+        defer { server.signal(SIGKILL) }
+
+        let page = try httpRequest(port: port, path: "/")
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.text.contains("<script type=\"module\" src=\"/assets/app.js\"></script>"))
+        let csp = try #require(page.header("Content-Security-Policy"))
+        #expect(csp.contains("default-src 'self'"))
+        #expect(csp.contains("frame-ancestors 'none'"))
+        #expect(!csp.contains("unsafe-inline"))
+        #expect(page.header("X-Content-Type-Options") == "nosniff")
+        #expect(page.header("Referrer-Policy") != nil)
+
+        let js = try httpRequest(port: port, path: "/assets/app.js")
+        #expect(js.status == 200)
+        #expect(js.header("Content-Type") == "text/javascript; charset=utf-8")
+        let etag = try #require(js.header("ETag"))
+        #expect(js.header("Cache-Control") != nil)
+        let again = try httpRequest(port: port, path: "/assets/app.js", headers: [("If-None-Match", etag)])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        let gz = try httpRequest(port: port, path: "/assets/app.js", headers: [("Accept-Encoding", "br, gzip")])
+        #expect(gz.header("Content-Encoding") == "gzip")
+        #expect(gz.body.count < js.body.count)
+        #expect(Array(gz.body.prefix(2)) == [0x1f, 0x8b])
+        let refused = try httpRequest(port: port, path: "/assets/app.js", headers: [("Accept-Encoding", "gzip;q=0")])
+        #expect(refused.header("Content-Encoding") == nil)
+
+        #expect(try httpRequest(port: port, path: "/assets/nope.js").status == 404)
+        #expect(try httpRequest(port: port, path: "/assets/../Package.swift").status == 404)
+        let pages = try httpRequest(port: port, path: "/api/v1/console/pages")
+        #expect(pages.status == 200)
+        #expect(try JSONValue.parse(pages.body)["items"]?.arrayValue != nil)
+    }
+
+    @Test func oneServerPerDataDirectoryAndRestoreRefusedWhileServing() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let (server, _) = try startServer(dir)
+        let second = try runBinary(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir.path])
+        #expect(second.code == 1)
+        #expect(second.err.contains("another server is already running"))
+
+        let backup = dir.path + "-backup.db"
+        defer { unlink(backup) }
+        #expect(try runBinary(["backup", "--to", backup, "--data-dir", dir.path]).code == 0, "backup works while serving")
+        let restore = try runBinary(["restore", "--from", backup, "--data-dir", dir.path])
+        #expect(restore.code == 1)
+        #expect(restore.err.contains("refused: a server is running"))
+        #expect(try runBinary(["admin", "status", "--data-dir", dir.path]).code == 0, "admin verbs work while serving")
+
+        server.signal(SIGINT)
+        #expect(try server.wait(seconds: 20) == 0)
+        #expect(try runBinary(["restore", "--from", backup, "--data-dir", dir.path]).code == 0)
+    }
+
+    @Test func portInUseIsOneClearLine() throws {
+        let dir = TempDir(), other = TempDir()
+        defer { dir.cleanup(); other.cleanup() }
+        let (server, port) = try startServer(dir)
+        defer { server.signal(SIGKILL) }
+        let r = try runBinary(["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", other.path])
+        #expect(r.code == 1)
+        #expect(r.err.hasPrefix("sgem-server: cannot listen on 127.0.0.1:\(port)"))
+        #expect(r.err.split(separator: "\n").count == 1)
+    }
+}
+
+/// Collects acknowledged ids from concurrent writers.
+final class AckLog: Sendable {
+    private let ids = Mutex<[Int]>([])
+    private let stopped = Atomic<Bool>(false)
+    func add(_ id: Int) { ids.withLock { $0.append(id) } }
+    var all: [Int] { ids.withLock { $0 } }
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+    func stop() { stopped.store(true, ordering: .relaxed) }
+}
+
+@Suite(.serialized) struct CrashTests {
+    /// SIGKILL in the middle of concurrent writes: the database stays intact and holds every
+    /// write the server acknowledged.
+    @Test func killedMidWritesLosesNothingAcknowledged() async throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let (server, port) = try startServer(dir, extra: ["--bench-module"])
+        let acks = AckLog()
+        let writers = 16
+        await withTaskGroup(of: Void.self) { group in
+            for w in 0..<writers {
+                group.addTask {
+                    while !acks.isStopped {
+                        guard let r = try? httpRequest(port: port, method: "POST", path: "/api/v1/bench/writes",
+                                                       body: Array("writer \(w)".utf8), timeout: 5) else { return }
+                        guard r.status == 201, let id = (try? JSONValue.parse(r.body))?["id"]?.numberValue else { continue }
+                        acks.add(Int(id))
+                    }
+                }
+            }
+            group.addTask {
+                // Kill once a good number of writes were acknowledged, while writers keep going.
+                let deadline = now() + 30
+                while acks.all.count < 400 && now() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+                server.signal(SIGKILL)
+                acks.stop()
+            }
+        }
+        #expect(try server.wait() == 128 + SIGKILL)
+        let acknowledged = acks.all
+        #expect(acknowledged.count >= 400)
+
+        let check = try runBinary(["check", "--data-dir", dir.path])
+        #expect(check.code == 0, "\(check.out) \(check.err)")
+        #expect(check.out.contains("integrity ok"))
+
+        // Every acknowledged id is in the table (sqlite3 CLI reads the recovered WAL).
+        let listed = dir.path + "/ids.txt"
+        #expect(try runShell("sqlite3 '\(dir.path)/sgem.db' 'SELECT id FROM bench_writes' > '\(listed)'") == 0)
+        let stored = Set((readAll(listed) ?? "").split(separator: "\n").compactMap { Int($0) })
+        let lost = acknowledged.filter { !stored.contains($0) }
+        #expect(lost.isEmpty, "acknowledged but lost: \(lost.prefix(10))")
+        #expect(stored.count >= acknowledged.count)
+    }
+}
+
+func readAll(_ path: String) -> String? {
+    guard let f = fopen(path, "r") else { return nil }
+    defer { fclose(f) }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        out += buf[0..<n]
+    }
+    return String(decoding: out, as: UTF8.self)
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs every benchmark in scripts/bench against one release binary, then writes and prints
+# bench-results/summary.md: benchmark, sgem figure, reference figure, ratio, target, pass/fail.
+# Every reference is measured in the same run, on the same machine.
+#
+# usage: scripts/bench/run-all.sh PATH_TO_RELEASE_BINARY
+# Exit 0 when every benchmark ran (a missed target shows as FAIL in the table); non-zero when a
+# benchmark could not run (missing binary or tool, server not starting, crash under load).
+set -uo pipefail
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
+RESULTS_DIR="$REPO_ROOT/bench-results"
+PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
+[ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
+BENCHMARKS=(healthz writes memory)
+
+[ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
+bin="$1"
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
+[ -x "$bin" ] || { echo "run-all: ERROR: server binary not found or not executable: $bin" >&2; exit 2; }
+
+mkdir -p "$RESULTS_DIR"
+status_file="$(mktemp)"
+trap 'rm -f "$status_file"' EXIT
+failed=0
+started=$SECONDS
+for name in "${BENCHMARKS[@]}"; do
+  echo "== $name"
+  err="$(mktemp)"
+  # stderr goes both to the terminal and to a file, so the table can quote the error line.
+  { "$BENCH_DIR/$name.sh" "$bin" 2>&1 1>&3 | tee "$err" >&2; } 3>&1
+  rc=${PIPESTATUS[0]}
+  if [ $rc -ne 0 ]; then
+    failed=1
+    reason="$(grep -m1 'ERROR' "$err" || tail -n1 "$err")"
+    printf '%s\t%s\t%s\n' "$name" "$rc" "${reason:-exit status $rc}" >>"$status_file"
+  else
+    printf '%s\t0\t\n' "$name" >>"$status_file"
+  fi
+  rm -f "$err"
+done
+echo "== all benchmarks took $((SECONDS - started)) s"
+
+commit="$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+"$PYTHON" - "$RESULTS_DIR" "$status_file" "$bin" "$commit" <<'PY'
+import json, os, platform, sys, time
+
+results_dir, status_file, binary, commit = sys.argv[1:5]
+lines = [
+    "# sgem-server benchmarks",
+    "",
+    f"{time.strftime('%Y-%m-%d %H:%M %Z')} · commit {commit} (working tree may differ) · "
+    f"{os.cpu_count()} CPUs · Linux {platform.release()} · binary `{binary}`",
+    "",
+    "Every reference is measured in the same run; ratio = sgem ÷ reference.",
+    "",
+    "| benchmark | sgem | reference | ratio | target | result |",
+    "|---|---|---|---|---|---|",
+]
+notes = []
+for line in open(status_file):
+    name, rc, reason = line.rstrip("\n").split("\t")
+    path = os.path.join(results_dir, f"{name}.json")
+    if rc != "0" or not os.path.exists(path):
+        lines.append(f"| {name} | — | — | — | — | **COULD NOT RUN**: {reason.replace('|', '/')} |")
+        continue
+    result = json.load(open(path))
+    for r in result["rows"]:
+        verdict = "n/a" if r["pass"] is None else ("PASS" if r["pass"] else "**FAIL**")
+        lines.append(f"| {r['benchmark']} | {r['sgem']} | {r['reference']} | {r['ratio']} | {r['target']} | {verdict} |")
+    notes += [f"- {name}: {a}" for a in result.get("anomalies", [])]
+references = [
+    "",
+    "References: healthz — nginx 1 worker, both servers pinned to CPU 0 with one event loop, wrk -t1 -c64 -d8s on CPU 1, best of 2 alternating rounds;",
+    "writes — the same sgem-server with `--store-write-batch 1` (one transaction per insert), 64 conns, 8 s, only 201s counted;",
+    "raw SQLite — Python sqlite3, WAL, synchronous=FULL, one INSERT per transaction, one thread, 3 s;",
+    "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections.",
+]
+lines += references
+if notes:
+    lines += ["", "Anomalies seen during the runs:", ""] + notes
+text = "\n".join(lines) + "\n"
+with open(os.path.join(results_dir, "summary.md"), "w", encoding="utf-8") as f:
+    f.write(text)
+print(text, end="")
+PY
+
+exit $failed
