@@ -26,12 +26,14 @@ let package = Package(
         .target(name: "SGEMCore", dependencies: ["SGEMSupport", "SGEMHTTP", "SGEMStore", "SGEMShell"]),
         .target(name: "SGEMConsole", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMSupport"]),
 
-        // Modules.
+        // Modules: each depends on the platform layers, never on another module.
         .target(name: "SGEMSystem", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
+        .target(name: "SGEMCompany", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
+        .target(name: "SGEMAccounts", dependencies: ["COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
 
         // Assembly and entry point.
         .target(name: "SGEMApp", dependencies: ["CSQLite", "COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
-                                                "SGEMConsole", "SGEMSystem"]),
+                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMAccounts"]),
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
@@ -40,6 +42,7 @@ let package = Package(
         .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMShellTests", dependencies: ["SGEMShell", "SGEMSupport"]),
         .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),
+        .testTarget(name: "SGEMAccountsTests", dependencies: ["SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
         .testTarget(name: "SGEMAppTests", dependencies: ["SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,45 +1,223 @@
-// The console's entry module. It draws the navigation from the pages the server's modules
-// registered and shows whether the server is healthy. Feature screens arrive with their modules.
-const strings = {
-  en: { welcome: "Welcome to sgem-server", intro: "Your company's directory, holidays, notices and chat live here. The screens arrive with the feature modules.", healthy: "Server is healthy.", unhealthy: "Server is not answering." },
-  es: { welcome: "Bienvenido a sgem-server", intro: "El directorio, las vacaciones, los avisos y el chat de tu empresa viven aquí. Las pantallas llegan con los módulos.", healthy: "El servidor funciona.", unhealthy: "El servidor no responde." },
+// The console's shell: who is logged in, the navigation (the pages the server's modules
+// registered, plus the sections still to come), the language switch and hash routing. Each
+// screen is an ES module under screens/ exporting render(root, ctx) → optional cleanup.
+import { get, post, csrfToken, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
+import { t, lang, setLang, onLangChange } from "./i18n.js";
+import { h, avatar } from "./dom.js";
+
+// Every section of the product. A page a module registers with the same id replaces the
+// placeholder, so sections light up as their modules land without touching this list.
+const sections = [
+  { id: "directory", route: "#/directory", key: "nav.directory", order: 10 },
+  { id: "holidays", route: "#/holidays", key: "nav.holidays", order: 20 },
+  { id: "notices", route: "#/notices", key: "nav.notices", order: 30 },
+  { id: "chat", route: "#/chat", key: "nav.chat", order: 40 },
+  { id: "company", route: "#/company", key: "nav.company", order: 50 },
+  { id: "profile", route: "#/profile", key: "nav.profile", order: 90 },
+  { id: "admin-users", route: "#/admin/users", key: "nav.adminUsers", order: 100, adminOnly: true },
+  { id: "admin-settings", route: "#/admin/settings", key: "nav.adminSettings", order: 110, adminOnly: true },
+  { id: "admin-audit", route: "#/admin/audit", key: "nav.adminAudit", order: 120, adminOnly: true },
+];
+const soonScript = "/assets/screens/soon.js";
+const loginScript = "/assets/screens/login.js";
+const home = "#/directory";
+
+const state = {
+  me: null,
+  pages: [],          // merged sections, sorted
+  flash: null,        // a one-time message for the login screen
+  returnTo: null,     // where to go after logging in
+  cleanup: null,
+  generation: 0,      // bumps on every render so late async work can tell it is stale
 };
-const lang = (navigator.language || "en").slice(0, 2) === "es" ? "es" : "en";
-const t = (key) => strings[lang][key] ?? strings.en[key] ?? key;
 
-function translatePage() {
-  document.documentElement.lang = lang;
-  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+const $ = (id) => document.getElementById(id);
+
+function title(page) {
+  if (page.title) return lang() === "es" && page.titleES ? page.titleES : page.title;
+  return t(page.key);
 }
 
-async function drawNavigation() {
-  const nav = document.getElementById("nav");
-  try {
-    const res = await fetch("/api/v1/console/pages", { headers: { Accept: "application/json" } });
-    if (!res.ok) return;
-    const { items } = await res.json();
-    nav.replaceChildren(...items.map((page) => {
-      const a = document.createElement("a");
-      a.href = page.route;
-      a.textContent = lang === "es" ? page.titleES : page.title;
-      return a;
-    }));
-  } catch { /* navigation stays empty; the status line says why */ }
+function mergePages(registered) {
+  const byId = new Map(sections.map((s) => [s.id, { ...s, script: soonScript, soon: true }]));
+  for (const p of registered) {
+    if (typeof p.route !== "string" || !p.route.startsWith("#/") || typeof p.script !== "string" || !p.script.startsWith("/assets/")) continue;
+    const base = byId.get(p.id) ?? {};
+    byId.set(p.id, { ...base, ...p, soon: false });
+  }
+  return [...byId.values()].sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));
 }
 
-async function showHealth() {
-  const el = document.getElementById("health");
+async function loadPages() {
   try {
-    const res = await fetch("/healthz");
-    const ok = res.ok && (await res.json()).status === "ok";
-    el.textContent = ok ? t("healthy") : t("unhealthy");
-    el.className = "status " + (ok ? "ok" : "bad");
+    const { items } = await get("/console/pages");
+    return mergePages(Array.isArray(items) ? items : []);
   } catch {
-    el.textContent = t("unhealthy");
-    el.className = "status bad";
+    return mergePages([]);
   }
 }
 
-translatePage();
-drawNavigation();
-showHealth();
+function isAdmin() { return state.me?.role === "admin"; }
+
+function translateStatic() {
+  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  $("sidebar").setAttribute("aria-label", t("app.sections"));
+  $("lang").value = lang();
+}
+
+function drawHeader() {
+  const me = state.me;
+  const meLink = $("me");
+  document.body.classList.toggle("signed-in", Boolean(me));
+  $("logout").hidden = !me;
+  $("menu-toggle").hidden = !me;
+  meLink.hidden = !me;
+  if (me) {
+    meLink.replaceChildren(avatar(me, "xs"), h("span", { id: "me-name" }, me.displayName || me.username));
+    meLink.title = t("app.signedInAs", { name: me.displayName || me.username });
+  } else {
+    meLink.replaceChildren();
+  }
+}
+
+function drawNav(current) {
+  const nav = $("nav");
+  const adminNav = $("nav-admin");
+  const sidebar = $("sidebar");
+  sidebar.hidden = !state.me;
+  const link = (page) => h("li", {}, h("a", {
+    href: page.route,
+    "aria-current": page.route === current ? "page" : null,
+    dataset: { page: page.id },
+  }, title(page)));
+  nav.replaceChildren(...state.pages.filter((p) => !p.adminOnly).map(link));
+  const adminPages = isAdmin() ? state.pages.filter((p) => p.adminOnly) : [];
+  adminNav.replaceChildren(...adminPages.map(link));
+  adminNav.hidden = adminPages.length === 0;
+  $("nav-admin-title").hidden = adminPages.length === 0;
+}
+
+function setMenu(open) {
+  $("menu-toggle").setAttribute("aria-expanded", String(open));
+  $("sidebar").classList.toggle("open", open);
+}
+
+/// Replaces the logged-in user (after a profile change) and redraws what shows it.
+function setMe(user) {
+  state.me = user;
+  drawHeader();
+  drawNav(location.hash);
+}
+
+function currentRoute() {
+  const hash = location.hash || "";
+  return hash.startsWith("#/") ? hash.split("?")[0] : "";
+}
+
+async function render() {
+  const route = currentRoute();
+  if (!state.me && route !== "#/login") {
+    if (route && route !== "#/login") state.returnTo = route;
+    location.replace("#/login");
+    return;
+  }
+  if (state.me && (route === "" || route === "#/login")) {
+    location.replace(state.returnTo || home);
+    state.returnTo = null;
+    return;
+  }
+  setMenu(false);
+  drawHeader();
+  drawNav(route);
+  if (state.cleanup) { try { state.cleanup(); } catch { /* a screen's cleanup must not break navigation */ } }
+  state.cleanup = null;
+  const generation = ++state.generation;
+  const main = $("main");
+  const page = route === "#/login" ? { id: "login", script: loginScript, key: "login.title" } : state.pages.find((p) => p.route === route);
+  if (!page || (page.adminOnly && !isAdmin())) {
+    document.title = "sgem";
+    main.replaceChildren(h("h1", {}, t("app.notFound")), h("p", {}, h("a", { href: home }, t("soon.back"))));
+    return;
+  }
+  document.title = `${title(page)} · sgem`;
+  let module;
+  try {
+    module = await import(page.script);
+  } catch {
+    if (generation === state.generation) main.replaceChildren(h("p.notice.bad", { role: "alert" }, t("app.loadFailed")));
+    return;
+  }
+  if (generation !== state.generation) return;
+  main.replaceChildren();
+  main.dataset.screen = page.id;
+  const ctx = {
+    me: state.me,
+    page: { ...page, title: title(page) },
+    isAdmin: isAdmin(),
+    alive: () => generation === state.generation,
+    setMe,
+    login,
+    navigate: (hash) => { location.hash = hash; },
+    takeFlash: () => { const f = state.flash; state.flash = null; return f; },
+  };
+  try {
+    state.cleanup = (await module.render(main, ctx)) ?? null;
+  } catch (error) {
+    console.warn("screen failed", page.id, error);
+    if (generation === state.generation) main.replaceChildren(h("p.notice.bad", { role: "alert" }, t("app.loadFailed")));
+  }
+  // Move focus to the new content for screen readers, unless a screen already chose a field.
+  if (generation === state.generation && (document.activeElement === document.body || !main.contains(document.activeElement))) {
+    main.focus({ preventScroll: true });
+  }
+}
+
+/// Logs in; on success remembers the CSRF token and opens where the user was going.
+async function login(loginName, password) {
+  const session = await post("/auth/login", { login: loginName, password });
+  setCsrfToken(session.csrfToken);
+  state.me = session.user;
+  const target = state.returnTo || home;
+  state.returnTo = null;
+  location.hash = target;
+}
+
+async function logout() {
+  try { await post("/auth/logout"); } catch { /* the session is forgotten here either way */ }
+  setCsrfToken(null);
+  state.me = null;
+  state.flash = "login.loggedOut";
+  location.hash = "#/login";
+}
+
+setUnauthenticatedHandler(() => {
+  if (!state.me) return;
+  state.me = null;
+  state.flash = "login.expired";
+  const route = currentRoute();
+  if (route && route !== "#/login") state.returnTo = route;
+  location.hash = "#/login";
+});
+
+async function boot() {
+  translateStatic();
+  $("lang").addEventListener("change", (e) => setLang(e.target.value));
+  $("logout").addEventListener("click", logout);
+  $("menu-toggle").addEventListener("click", () => setMenu($("menu-toggle").getAttribute("aria-expanded") !== "true"));
+  $("sidebar").addEventListener("click", (e) => { if (e.target.closest("a")) setMenu(false); });
+  onLangChange(() => { translateStatic(); render(); });
+  window.addEventListener("hashchange", render);
+
+  const [pages] = await Promise.all([
+    loadPages(),
+    // Without a CSRF token this browser has no usable session, so skip the round trip (and
+    // the 401 it would log) and go straight to the login screen.
+    csrfToken()
+      ? get("/me", { quiet401: true }).then((me) => { state.me = me; }).catch((e) => { if (e.status === 401) setCsrfToken(null); })
+      : Promise.resolve(),
+  ]);
+  state.pages = pages;
+  await render();
+}
+
+boot();

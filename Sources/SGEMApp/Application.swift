@@ -15,12 +15,21 @@ public enum Application {
 
     /// Runs the command in `arguments` (without the program name) and returns the exit code:
     /// 0 success, 1 failure, 2 usage error. Errors are one line on stderr.
-    public static func main(_ arguments: [String], environment: [String: String], io: any CommandIO = StandardIO()) async -> Int32 {
+    /// - Parameter configureLogging: set the process-wide log level from the settings; in-process
+    ///   callers (tests) that share the process with other work pass false.
+    public static func main(_ arguments: [String], environment: [String: String], io: any CommandIO = StandardIO(),
+                            configureLogging: Bool = true) async -> Int32 {
         do {
             let (settingsArgs, rest) = splitSettings(arguments)
             let flags = try ParsedArguments(settingsArgs, specs: Settings.optionSpecs)
             let configuration = try Configuration(flags: flags, environment: environment)
-            if let level = LogLevel(name: configuration.string("log-level") ?? "info") { LogSettings.level = level }
+            if configureLogging, let level = LogLevel(name: configuration.string("log-level") ?? "info") {
+                LogSettings.level = level
+                // One-shot commands speak through stdout and one error line; their routine log
+                // lines (store opened/closed) would be noise unless asked for.
+                let serving = rest.first == nil || rest.first == "serve" || rest.first?.hasPrefix("--") == true
+                if !serving && configuration.sources["log-level"] == "default" { LogSettings.level = .warning }
+            }
             let commands = topLevelCommands(configuration: configuration)
 
             guard let first = rest.first else {

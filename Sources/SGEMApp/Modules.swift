@@ -1,3 +1,5 @@
+import SGEMAccounts
+import SGEMCompany
 import SGEMConsole
 import SGEMCore
 import SGEMSystem
@@ -9,6 +11,8 @@ func modules(configuration: Configuration, consolePages: ConsolePageBox) -> [any
     var list: [any Module] = [
         SystemModule(version: Version.current),
         ConsoleModule(pages: { consolePages.pages }),
+        CompanyModule(),
+        AccountsModule(),
     ]
     if configuration.bool("bench-module") { list.append(BenchModule()) }
     return list

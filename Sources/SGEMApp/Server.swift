@@ -115,6 +115,9 @@ public final class RunningServer: Sendable {
     /// What to tell the operator on a first run; modules that manage users supply it later.
     func firstRunHint() async -> String? {
         guard commands.command(named: "create-user") != nil else { return nil }
+        // Only while no active admin exists (an unreadable directory still shows the hint).
+        if let directory = context.services.resolve((any UserDirectory).self),
+           let admins = try? await directory.activeAdminIDs(), !admins.isEmpty { return nil }
         return "create the first admin: \(Application.name) admin create-user --username admin --email you@example.com --role admin --random-password"
     }
 

@@ -67,6 +67,9 @@ public enum Settings {
         Setting("store-readers", .int(1...64), default: "2", "SQLite reader connections"),
         Setting("store-busy-timeout-ms", .int(0...600_000), default: "5000", "milliseconds to wait on a locked database"),
         Setting("store-write-batch", .int(1...10_000), default: "256", "most writes grouped into one commit (1 disables group commit)"),
+        Setting("password-hash-log-n", .int(10...20), default: "17", "scrypt cost as log2(N) for new password hashes (OWASP: 17; lower only for tests)"),
+        Setting("session-idle-hours", .int(1...8760), default: "168", "hours a session lives without use (each use renews it)"),
+        Setting("session-max-days", .int(1...365), default: "30", "days after which a session ends even if used"),
         Setting("bench-module", .bool, default: "false", "enable the benchmark-only write endpoint (never in production)"),
     ]
 

@@ -6,7 +6,7 @@ import SGEMSupport
 
 /// Something a route asks the connection to become after a successful `101` (a WebSocket).
 protocol ConnectionUpgrade: Sendable {
-    func start(on connection: Connection, request: Request, context: RequestContext)
+    func start(on connection: Connection, context: RequestContext)
 }
 
 /// One accepted socket: reads and parses requests, runs them one at a time in order (so
@@ -130,7 +130,8 @@ final class Connection: @unchecked Sendable {
                     deadline = loop.now + core.headerTimeout
                 }
                 if inStart == inbuf.count {
-                    inbuf.removeAll(keepingCapacity: true)
+                    // Keep a small buffer for the next request; let a big body's memory go.
+                    inbuf.removeAll(keepingCapacity: inbuf.capacity <= 64 * 1024)
                     inStart = 0
                 } else if inStart > 32 * 1024 {
                     inbuf.removeFirst(inStart)
@@ -149,7 +150,8 @@ final class Connection: @unchecked Sendable {
             switch state {
             case .idle, .head:
                 if inbuf.count == inStart {
-                    if peerClosed { close() }
+                    // Half-closed and nothing left to answer: finish sending, then close.
+                    if peerClosed { closeAfterFlush() }
                     return
                 }
                 if state == .idle {
@@ -163,7 +165,7 @@ final class Connection: @unchecked Sendable {
                 }
                 switch result {
                 case .incomplete:
-                    if peerClosed { close() }
+                    if peerClosed { closeAfterFlush() }
                     return
                 case .failure(let error):
                     fail(APIError(status: error.status, code: error.code, message: error.message))
@@ -206,7 +208,8 @@ final class Connection: @unchecked Sendable {
             chunked = ChunkedDecoder()
         } else {
             remainingLength = head.contentLength!
-            body.reserveCapacity(remainingLength)
+            // Reserve what is likely to arrive soon, not what the client merely announces.
+            body.reserveCapacity(min(remainingLength, 64 * 1024))
         }
         state = .body
         deadline = loop.now + core.bodyTimeout
@@ -253,21 +256,21 @@ final class Connection: @unchecked Sendable {
         let instruments = core.instruments
         Task(executorPreference: loop) {
             let outcome = await router.dispatch(request, instruments: instruments)
-            self.complete(outcome, request: request)
+            self.complete(outcome)
         }
     }
 
     /// Called by the handler task when the response is ready; hops to the loop thread if needed.
-    func complete(_ outcome: Router.Outcome, request: Request) {
+    func complete(_ outcome: Router.Outcome) {
         if loop.isOnLoopThread {
-            finish(outcome, request: request)
+            finish(outcome)
         } else {
-            let box = OutcomeBox(outcome: outcome, request: request)
-            loop.execute { self.finish(box.outcome, request: box.request) }
+            let box = OutcomeBox(outcome: outcome)
+            loop.execute { self.finish(box.outcome) }
         }
     }
 
-    private func finish(_ outcome: Router.Outcome, request: Request) {
+    private func finish(_ outcome: Router.Outcome) {
         loop.inFlight -= 1
         guard state == .handling, let head else { return }
         self.head = nil
@@ -277,7 +280,7 @@ final class Connection: @unchecked Sendable {
             guard state != .closed else { return }
             state = .upgraded
             deadline = 0
-            upgrade.start(on: self, request: request, context: outcome.context)
+            upgrade.start(on: self, context: outcome.context)
             // Bytes that followed the upgrade request belong to the new protocol.
             if inStart < inbuf.count {
                 let leftover = Array(inbuf[inStart...])
@@ -287,7 +290,9 @@ final class Connection: @unchecked Sendable {
             }
             return
         }
-        let keepAlive = head.keepAlive && !peerClosed && !loop.shuttingDown
+        // A peer that half-closed still gets answers to what it already sent; `process` closes
+        // once the buffer is empty.
+        let keepAlive = head.keepAlive && !loop.shuttingDown
             && !response.headers.hasToken("Connection", "close")
         write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false))
         if state == .closed { return }
@@ -441,9 +446,5 @@ final class Connection: @unchecked Sendable {
 // hand-off through the loop's Mutex-protected queue.
 private final class OutcomeBox: @unchecked Sendable {
     let outcome: Router.Outcome
-    let request: Request
-    init(outcome: Router.Outcome, request: Request) {
-        self.outcome = outcome
-        self.request = request
-    }
+    init(outcome: Router.Outcome) { self.outcome = outcome }
 }

@@ -43,14 +43,14 @@ public struct HTTPHeaders: Sendable, Sequence {
     /// Number of fields.
     public var count: Int { fields.count }
 
+    /// Iterates the fields in order as `(name, value)`.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// Whether a comma-separated header (e.g. `Connection`) carries `token`, case-insensitively.
     func hasToken(_ name: String, _ token: String) -> Bool {
-        for value in values(name) {
-            for part in value.utf8.split(separator: UInt8(ascii: ",")) {
-                let trimmed = part.drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed().drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed()
-                if Self.bytesEqualIgnoringCase(Array(trimmed), token.utf8) { return true }
+        for field in fields where Self.equalsIgnoringCase(field.name, name) {
+            for part in field.value.split(separator: ",") where Self.equalsIgnoringCase(part.trimmingASCIISpaces(), token) {
+                return true
             }
         }
         return false

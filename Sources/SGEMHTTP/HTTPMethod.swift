@@ -5,6 +5,7 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
     /// A method from its token, e.g. `"GET"`.
     public init(_ raw: String) { self.rawValue = raw }
 
+    /// The standard methods the router knows by name.
     public static let GET = HTTPMethod("GET")
     public static let HEAD = HTTPMethod("HEAD")
     public static let POST = HTTPMethod("POST")

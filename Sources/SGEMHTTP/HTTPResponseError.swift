@@ -24,6 +24,7 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
     public let details: JSONValue?
     public let headers: HTTPHeaders
 
+    /// An error with any status and code; prefer the named constructors below.
     public init(status: Int, code: String, message: String, details: JSONValue? = nil, headers: HTTPHeaders = .init()) {
         self.status = status
         self.code = code

@@ -22,6 +22,7 @@ public final class HTTPServer: Sendable {
     let metrics: MetricsRegistry
     private let state = Mutex(State())
 
+    /// A server that is not listening yet; call `start()`.
     public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: MetricsRegistry = .shared) {
         self.configuration = configuration
         self.router = router

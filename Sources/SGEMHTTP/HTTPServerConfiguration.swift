@@ -3,6 +3,7 @@ public struct TLSConfiguration: Sendable {
     public var certificatePath: String
     public var keyPath: String
 
+    /// PEM certificate chain and private key paths.
     public init(certificatePath: String, keyPath: String) {
         self.certificatePath = certificatePath
         self.keyPath = keyPath
@@ -34,6 +35,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var webSocketMaxBufferedBytes = 4 << 20
     public var webSocketPingInterval: Duration = .seconds(30)
 
+    /// The defaults; set fields as needed.
     public init() {}
 }
 

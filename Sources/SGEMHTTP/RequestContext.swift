@@ -9,7 +9,18 @@ public protocol ContextKey { associatedtype Value: Sendable }
 // in that task, never concurrently.
 public final class RequestContext: @unchecked Sendable {
     public let requestID: String
-    public var logger: Logger
+    /// The server's logger with `request.id` attached (built on first use).
+    public var logger: Logger {
+        get {
+            if let logger = storedLogger { return logger }
+            let logger = baseLogger.with("request.id", requestID)
+            storedLogger = logger
+            return logger
+        }
+        set { storedLogger = newValue }
+    }
+    private var storedLogger: Logger?
+    private let baseLogger: Logger
     /// The matched route pattern, nil when no route matched.
     public internal(set) var route: String?
     private var values: [ObjectIdentifier: any Sendable] = [:]
@@ -18,9 +29,16 @@ public final class RequestContext: @unchecked Sendable {
     /// Set by a WebSocket route when the handshake succeeded; the server switches protocols.
     var upgrade: (any Sendable)?
 
+    /// A context for in-process use (tests, internal calls).
     public init(requestID: String, logger: Logger) {
         self.requestID = requestID
-        self.logger = logger
+        self.baseLogger = logger
+        self.storedLogger = logger
+    }
+
+    init(requestID: String, baseLogger: Logger) {
+        self.requestID = requestID
+        self.baseLogger = baseLogger
     }
 
     /// The value stored under `key`, if any.

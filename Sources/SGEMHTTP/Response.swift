@@ -7,6 +7,7 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
 
+    /// A response with raw bytes.
     public init(status: Int = 200, headers: HTTPHeaders = .init(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers

@@ -37,12 +37,29 @@ enum ResponseWriter {
     /// Writes a header field; CR, LF and NUL in names or values are replaced by spaces so a
     /// handler can never split the response.
     private static func appendField(_ name: String, _ value: String, into out: inout [UInt8]) {
-        for b in name.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0 || b == UInt8(ascii: ":") ? 0x20 : b) }
+        appendSanitized(name, forbiddingColon: true, into: &out)
         out.append(UInt8(ascii: ":"))
         out.append(0x20)
-        for b in value.utf8 { out.append(b == 0x0D || b == 0x0A || b == 0 ? 0x20 : b) }
+        appendSanitized(value, forbiddingColon: false, into: &out)
         out.append(0x0D)
         out.append(0x0A)
+    }
+
+    @inline(__always)
+    private static func appendSanitized(_ text: String, forbiddingColon: Bool, into out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            var clean = true
+            for b in bytes where b == 0x0D || b == 0x0A || b == 0 || (forbiddingColon && b == UInt8(ascii: ":")) {
+                clean = false
+                break
+            }
+            if clean {
+                out.append(contentsOf: bytes)
+            } else {
+                for b in bytes { out.append(b == 0x0D || b == 0x0A || b == 0 || (forbiddingColon && b == UInt8(ascii: ":")) ? 0x20 : b) }
+            }
+        }
     }
 
     static func appendDecimal(_ value: Int, into out: inout [UInt8]) {

@@ -7,6 +7,7 @@ public struct ResponseDoc: Sendable {
     public let schema: JSONValue?
     public let contentType: String
 
+    /// One documented response.
     public init(status: Int, description: String, schema: JSONValue? = nil, contentType: String = "application/json") {
         self.status = status
         self.description = description
@@ -25,6 +26,7 @@ public struct RouteDoc: Sendable {
     public let responses: [ResponseDoc]
     public let authenticated: Bool
 
+    /// Documentation for one route.
     public init(summary: String, description: String? = nil, tags: [String] = [], requestSchema: JSONValue? = nil,
                 requestContentType: String = "application/json", responses: [ResponseDoc] = [], authenticated: Bool = false) {
         self.summary = summary

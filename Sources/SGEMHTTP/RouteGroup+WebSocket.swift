@@ -7,7 +7,7 @@ extension RouteGroup {
         on(.GET, path, doc: doc) { request, context in
             switch WebSocketHandshake.response(for: request) {
             case .success(let response):
-                context.upgrade = WebSocketUpgrade(handler: handler)
+                context.upgrade = WebSocketUpgrade(handler: handler, request: request)
                 return response
             case .failure(let error):
                 throw error
@@ -19,8 +19,10 @@ extension RouteGroup {
 /// Switches a connection to WebSocket mode after the 101 went out.
 struct WebSocketUpgrade: ConnectionUpgrade {
     let handler: WebSocketHandler
+    /// The upgrade request as the route saw it (path parameters filled in).
+    let request: Request
 
-    func start(on connection: Connection, request: Request, context: RequestContext) {
+    func start(on connection: Connection, context: RequestContext) {
         let loop = connection.loop
         let configuration = loop.core.configuration
         let transport = ConnectionTransport(connection: connection, cap: configuration.webSocketMaxBufferedBytes)
@@ -32,6 +34,7 @@ struct WebSocketUpgrade: ConnectionUpgrade {
         connection.onClose = { session.transportClosed() }
         loop.inFlight += 1
         let handler = self.handler
+        let request = self.request
         Task(executorPreference: loop) {
             await handler(request, context, session.socket)
             if !session.socket.isClosed { session.socket.close() }

@@ -24,6 +24,8 @@ public final class Router: Sendable {
 
     struct State: Sendable {
         var root = Node()
+        /// Nodes of parameter-free patterns by exact path: one hash lookup for most requests.
+        var staticNodes: [String: Node] = [:]
         var routes: [RouteInfo] = []
         var global: [any Middleware] = []
         /// The global middleware composed around `context.terminal`, rebuilt by `use`.
@@ -33,6 +35,7 @@ public final class Router: Sendable {
     let defaultMaxBodyBytes: Int
     let state = Mutex(State())
 
+    /// An empty router; routes without their own cap accept bodies up to `defaultMaxBodyBytes`.
     public init(defaultMaxBodyBytes: Int = 1 << 20) {
         self.defaultMaxBodyBytes = defaultMaxBodyBytes
     }
@@ -62,7 +65,7 @@ public final class Router: Sendable {
 
     /// The body cap of the route that `method` and `path` reach (the default when none does).
     public func maxBodyBytes(method: HTTPMethod, path: String) -> Int {
-        let found = state.withLock { Router.match(root: $0.root, method: method, path: path) }
+        let found = state.withLock { Router.match($0, method: method, path: path) }
         return found.route?.maxBodyBytes ?? defaultMaxBodyBytes
     }
 
@@ -90,6 +93,7 @@ public final class Router: Sendable {
                 }
             }
             node.routes[route.method] = route
+            if !route.pattern.contains("{") { state.staticNodes[route.pattern] = node }
             state.routes.append(RouteInfo(method: route.method, pattern: route.pattern, doc: route.doc, maxBodyBytes: route.maxBodyBytes))
         }
     }
@@ -103,9 +107,9 @@ public final class Router: Sendable {
     func dispatch(_ request: Request, instruments: Instruments) async -> Outcome {
         let started = MonotonicClock.nanoseconds()
         let requestID = Router.requestID(from: request.headers["X-Request-Id"])
-        let context = RequestContext(requestID: requestID, logger: instruments.logger.with("request.id", requestID))
+        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
         let (found, chain) = state.withLock { state in
-            (Router.match(root: state.root, method: request.method, path: request.path), state.chain)
+            (Router.match(state, method: request.method, path: request.path), state.chain)
         }
         var request = request
         if let route = found.route {
@@ -160,7 +164,7 @@ public final class Router: Sendable {
            }) {
             return header
         }
-        return Crypto.hex(Crypto.randomBytes(8))
+        return RequestIDGenerator.next()
     }
 
     static func normalize(_ prefix: String) -> String {
@@ -177,6 +181,13 @@ public final class Router: Sendable {
         var parameters: [String: String] = [:]
         /// Methods the path accepts, when it matched a path but not the method.
         var allowed: [String] = []
+    }
+
+    static func match(_ state: State, method: HTTPMethod, path: String) -> Match {
+        if let node = state.staticNodes[path], let route = node.routes[method] ?? (method == .HEAD ? node.routes[.GET] : nil) {
+            return Match(route: route)
+        }
+        return match(root: state.root, method: method, path: path)
     }
 
     static func match(root: Node, method: HTTPMethod, path: String) -> Match {
@@ -248,10 +259,15 @@ public struct RouteGroup: Sendable {
                                 handler: Router.compose(middleware, around: handler)))
     }
 
+    /// Registers a GET route (HEAD is answered from it too).
     public func get(_ path: String, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.GET, path, doc: doc, handler) }
+    /// Registers a POST route; `maxBody` overrides the router's default body cap.
     public func post(_ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.POST, path, maxBody: maxBody, doc: doc, handler) }
+    /// Registers a PUT route.
     public func put(_ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.PUT, path, maxBody: maxBody, doc: doc, handler) }
+    /// Registers a PATCH route.
     public func patch(_ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.PATCH, path, maxBody: maxBody, doc: doc, handler) }
+    /// Registers a DELETE route.
     public func delete(_ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.DELETE, path, maxBody: maxBody, doc: doc, handler) }
 }
 
@@ -280,6 +296,28 @@ struct Instruments: Sendable {
                                     "status": String(response.status), "duration_ms": String(ms),
                                     "bytes": String(response.body.count), "request.id": context.requestID,
                                     "remote": request.remoteAddress])
+        }
+    }
+}
+
+/// Request ids: 16 hex digits from a counter mixed (splitmix64, a bijection) with a random
+/// per-process seed, so they are unique and unguessable enough for correlation without paying
+/// for the CSPRNG on every request.
+enum RequestIDGenerator {
+    static let seed: UInt64 = Crypto.randomBytes(8).reduce(0) { $0 << 8 | UInt64($1) }
+    static let counter = Atomic<UInt64>(0)
+
+    static func next() -> String {
+        var z = seed &+ counter.wrappingAdd(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return String(unsafeUninitializedCapacity: 16) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for i in 0..<16 {
+                buffer[i] = digits.utf8Start[Int((z >> UInt64(60 - 4 * i)) & 0xF)]
+            }
+            return 16
         }
     }
 }

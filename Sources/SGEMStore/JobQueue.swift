@@ -111,10 +111,18 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
             workers -= 1
             guard workers == 0 else { return [] }
             exited = true
+            pthread_cond_broadcast(cond)
             defer { exitWaiters.removeAll() }
             return exitWaiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Blocks the calling thread until every worker has exited (for another queue's worker).
+    func blockUntilStopped() {
+        locked {
+            while !(exited || workers == 0) { pthread_cond_wait(cond, mutex) }
+        }
     }
 
     /// Returns once every worker has exited.
@@ -132,17 +140,13 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
 
 /// Carries a closure into a new pthread.
 private final class ThreadStart: @unchecked Sendable {   // handed to exactly one thread, then released
-    let name: String
     let body: @Sendable () -> Void
-    init(name: String, body: @escaping @Sendable () -> Void) {
-        self.name = name
-        self.body = body
-    }
+    init(body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 /// Runs `body` on a new detached pthread, off Swift's cooperative pool.
 func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws {
-    let start = Unmanaged.passRetained(ThreadStart(name: name, body: body))
+    let start = Unmanaged.passRetained(ThreadStart(body: body))
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { raw in
         let start = Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue()

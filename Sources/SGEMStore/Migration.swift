@@ -1,5 +1,6 @@
 /// One schema change, identified as `<module>.<NNN_name>` (for example `holidays.001_create_requests`).
 public struct Migration: Sendable {
+    /// `<module>.<NNN_name>`, recorded in `sgem_migrations` once applied.
     public let id: String
     let apply: @Sendable (Database) throws -> Void
 
@@ -25,6 +26,7 @@ public struct Migration: Sendable {
 public struct MigrationList: Sendable {
     private(set) var migrations: [Migration] = []
 
+    /// An empty list.
     public init() {}
 
     /// Appends a migration made of SQL statements.

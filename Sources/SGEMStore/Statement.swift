@@ -74,15 +74,17 @@ final class Statement {
             case SQLITE_FLOAT:
                 values.append(.real(sqlite3_column_double(handle, i)))
             case SQLITE_TEXT:
-                let length = Int(sqlite3_column_bytes(handle, i))
+                // Pointer first, then length: SQLite's documented order (the length describes that buffer).
                 if let text = sqlite3_column_text(handle, i) {
+                    let length = Int(sqlite3_column_bytes(handle, i))
                     values.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)))
                 } else {
                     values.append(.text(""))
                 }
             case SQLITE_BLOB:
+                let blob = sqlite3_column_blob(handle, i)
                 let length = Int(sqlite3_column_bytes(handle, i))
-                if let blob = sqlite3_column_blob(handle, i), length > 0 {
+                if let blob, length > 0 {
                     values.append(.blob(Array(UnsafeRawBufferPointer(start: blob, count: length))))
                 } else {
                     values.append(.blob([]))

@@ -30,8 +30,9 @@ public final class Store: Sendable {
         self.metrics.queueDepth.sample { [weak writes] in Double(writes?.depth ?? 0) }
         do {
             let handoff = Handoff(writer)
-            try writes.startWorker(name: "sgem-writer") { [writes, storeMetrics = self.metrics, logger, maxBatch = configuration.maxBatch] in
-                WriterLoop(connection: handoff.value, queue: writes, maxBatch: maxBatch, metrics: storeMetrics, logger: logger).run()
+            try writes.startWorker(name: "sgem-writer") { [writes, reads, storeMetrics = self.metrics, logger, maxBatch = configuration.maxBatch] in
+                WriterLoop(connection: handoff.value, queue: writes, readers: reads, maxBatch: maxBatch,
+                           metrics: storeMetrics, logger: logger).run()
             }
             for (index, reader) in readers.enumerated() {
                 let handoff = Handoff(reader)
@@ -119,7 +120,7 @@ public final class Store: Sendable {
     public func close() async {
         writes.stop()
         reads.stop()
-        // Readers close first so that the writer's close, the last one, checkpoints the WAL.
+        // The writer drains its queue and closes after the readers have closed theirs.
         await reads.waitUntilStopped()
         await writes.waitUntilStopped()
         logger.info("store closed", ["store.path": path])

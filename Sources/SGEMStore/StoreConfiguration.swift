@@ -9,5 +9,6 @@ public struct StoreConfiguration: Sendable {
     /// Prepared statements kept per connection (least recently used go first); 0 disables the cache.
     public var statementCacheSize = 64
 
+    /// The defaults: 2 readers, 5 s busy timeout, batches of up to 256, 64 cached statements.
     public init() {}
 }

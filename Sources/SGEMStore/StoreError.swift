@@ -4,7 +4,9 @@ import CSQLite
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is; stable across releases.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The stable snake_case name, e.g. `invalid_migration_id`.
         public let rawValue: String
+        /// A code by name; the static members are the ones the store uses.
         public init(_ rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
@@ -24,15 +26,18 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidMigrationID = Code("invalid_migration_id")
     }
 
+    /// What kind of failure this is.
     public let code: Code
     /// SQLite's extended result code, when SQLite reported the failure.
     public let sqliteCode: Int32?
+    /// A human sentence: SQLite's own message when it reported the failure.
     public let message: String
     /// The statement that failed, when there is one.
     public let sql: String?
     /// The error this one wraps (for example the one a failing migration threw).
     public let cause: (any Error)?
 
+    /// Creates an error; the store itself fills in the SQLite details.
     public init(code: Code, message: String, sqliteCode: Int32? = nil, sql: String? = nil, cause: (any Error)? = nil) {
         self.code = code
         self.message = message

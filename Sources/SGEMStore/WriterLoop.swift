@@ -5,6 +5,8 @@ import SGEMSupport
 struct WriterLoop {
     let connection: Connection
     let queue: JobQueue<WriteJob>
+    /// The readers' queue: the writer closes last, so that its close checkpoints and removes the WAL.
+    let readers: JobQueue<ReadJob>
     let maxBatch: Int
     let metrics: StoreMetrics
     let logger: Logger
@@ -31,6 +33,7 @@ struct WriterLoop {
             }
             commit(batch, db: db)
         }
+        readers.blockUntilStopped()
         connection.close()
     }
 

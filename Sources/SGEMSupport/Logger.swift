@@ -79,10 +79,15 @@ public enum LogSettings {
 public struct Logger: Sendable {
     public let label: String
     public private(set) var metadata: [(String, String)]
+    /// This logger's own sink and minimum level; nil uses the process-wide `LogSettings`.
+    let sink: (any LogSink)?
+    let minimumLevel: LogLevel?
 
-    public init(label: String, metadata: [(String, String)] = []) {
+    public init(label: String, metadata: [(String, String)] = [], sink: (any LogSink)? = nil, level: LogLevel? = nil) {
         self.label = label
         self.metadata = metadata
+        self.sink = sink
+        self.minimumLevel = level
     }
 
     /// A copy of this logger that adds `value` under `key` to every line.
@@ -100,11 +105,12 @@ public struct Logger: Sendable {
     public func error(_ message: @autoclosure () -> String, _ facts: KeyValuePairs<String, String> = [:]) { log(.error, message(), facts) }
     public func critical(_ message: @autoclosure () -> String, _ facts: KeyValuePairs<String, String> = [:]) { log(.critical, message(), facts) }
 
-    public func isEnabled(_ level: LogLevel) -> Bool { level >= LogSettings.level }
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= (minimumLevel ?? LogSettings.level) }
 
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ facts: KeyValuePairs<String, String> = [:]) {
-        let (minimum, sink) = LogSettings.snapshot()
-        guard level >= minimum else { return }
+        let (globalMinimum, globalSink) = LogSettings.snapshot()
+        guard level >= (minimumLevel ?? globalMinimum) else { return }
+        let sink = self.sink ?? globalSink
         var line = "ts=\(Timestamp.now().rfc3339(fractional: true)) level=\(level.name) module=\(Logger.quoted(label)) msg=\(Logger.quoted(message()))"
         for (key, value) in metadata { line += " \(key)=\(Logger.quoted(value))" }
         for (key, value) in facts { line += " \(key)=\(Logger.quoted(value))" }

@@ -160,12 +160,12 @@ public final class Histogram: MetricFamily {
 
     public func observe(_ value: Double, _ labels: [String] = []) {
         let index = buckets.firstIndex(where: { value <= $0 }) ?? buckets.count
+        let empty = buckets.count + 1
         series.withLock { all in
-            var s = all[labels] ?? Series(counts: Array(repeating: 0, count: buckets.count + 1))
-            s.counts[index] += 1
-            s.sum += value
-            s.count += 1
-            all[labels] = s
+            // Mutate in place: a copy-out/write-back would allocate a bucket array per call.
+            all[labels, default: Series(counts: Array(repeating: 0, count: empty))].counts[index] += 1
+            all[labels]!.sum += value
+            all[labels]!.count += 1
         }
     }
 

@@ -25,15 +25,12 @@ public struct SystemModule: Module {
                 instance_id TEXT NOT NULL,
                 created_at TEXT NOT NULL
             );
+            INSERT INTO system_instance (id, instance_id, created_at)
+                VALUES (1, lower(hex(randomblob(8))), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));
             """)
     }
 
     public func boot(_ context: ModuleContext) async throws {
-        let instanceID = Crypto.hex(Crypto.randomBytes(8))
-        let now = Timestamp.now().rfc3339()
-        try await context.store.write { db in
-            try db.execute("INSERT OR IGNORE INTO system_instance (id, instance_id, created_at) VALUES (1, ?, ?)", instanceID, now)
-        }
         let started = startedAt
         context.metrics.gauge("sgem_process_resident_memory_bytes", help: "Resident set size of the process.")
             .sample { Double(sgem_resident_bytes()) }

@@ -11,7 +11,7 @@ import SGEMSupport
     func tempFile(_ text: String) -> String {
         var template = Array("/tmp/sgem-config-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
-        let path = String(cString: template)
+        let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         _ = text.withCString { write(fd, $0, strlen($0)) }
         close(fd)
         return path

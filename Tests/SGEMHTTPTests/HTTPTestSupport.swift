@@ -72,6 +72,9 @@ final class RawClient {
         }
     }
 
+    /// Half-closes: the server sees end-of-stream but can still answer.
+    func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
     /// Reads more bytes; false on EOF, reset or timeout.
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)

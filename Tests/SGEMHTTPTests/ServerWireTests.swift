@@ -45,6 +45,31 @@ struct ServerWireTests {
         await t.server.shutdown()
     }
 
+    @Test func halfClosedClientStillGetsEveryPipelinedAnswer() async throws {
+        let t = try TestServer.start()
+        let client = try t.client()
+        try client.send("GET /hello/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/2 HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/3 HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.shutdownWrite()
+        let bodies = try (0..<3).map { _ in try client.receiveResponse().text }
+        #expect(bodies == ["hello 1", "hello 2", "hello 3"])
+        #expect(client.waitForClose())
+        #expect(await eventually { t.server.openConnections == 0 })
+        await t.server.shutdown()
+    }
+
+    @Test func headOnTheWireHasLengthButNoBody() async throws {
+        let t = try TestServer.start()
+        let client = try t.client()
+        try client.send("HEAD /hello/world HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/next HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.receiveResponse(headRequest: true)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == "11")
+        // If the HEAD answer carried a body, it would be parsed as the next status line here.
+        let next = try client.receiveResponse()
+        #expect(next.text == "hello next")
+        await t.server.shutdown()
+    }
+
     @Test func oversizedHeaderSectionIs431() async throws {
         let t = try TestServer.start()
         let client = try t.client()

@@ -55,16 +55,12 @@ import Testing
         #expect(throws: (any Error).self) { try JSONValue.parse(Array("{oops".utf8)) }
     }
 
-    @Test func logLinesAreOneLineLogfmtWithFacts() {
+    @Test func logLinesAreOneLineLogfmtWithFacts() throws {
         let sink = MemorySink()
-        let saved = LogSettings.sink
-        LogSettings.sink = sink
-        defer { LogSettings.sink = saved }
-        Logger(label: "test").with("request.id", "abc").warning("slow request", ["path": "/a b", "note": "x\ny"])
-        Logger(label: "test").debug("hidden at info")
-        let lines = sink.lines.filter { $0.contains("module=test") }
-        #expect(lines.count == 1)
-        let line = try! #require(lines.first)
+        Logger(label: "test", sink: sink, level: .info).with("request.id", "abc").warning("slow request", ["path": "/a b", "note": "x\ny"])
+        Logger(label: "test", sink: sink, level: .info).debug("hidden at info")
+        #expect(sink.lines.count == 1)
+        let line = try #require(sink.lines.first)
         #expect(line.contains(#"level=warning module=test msg="slow request" request.id=abc path="/a b" note="x\ny""#))
         #expect(!line.contains("\n"))
     }

@@ -11,6 +11,7 @@ RESULTS_DIR="$REPO_ROOT/bench-results"
 BENCH_PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$BENCH_PYTHON" ] || BENCH_PYTHON="$(command -v python3)"
 BENCH_START_TIMEOUT=10
+export PYTHONDONTWRITEBYTECODE=1
 
 BENCH_NAME=""
 BENCH_BIN=""

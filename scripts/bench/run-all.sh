@@ -24,6 +24,7 @@ status_file="$(mktemp)"
 trap 'rm -f "$status_file"' EXIT
 failed=0
 started=$SECONDS
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 for name in "${BENCHMARKS[@]}"; do
   echo "== $name"
   err="$(mktemp)"
@@ -41,11 +42,12 @@ for name in "${BENCHMARKS[@]}"; do
 done
 echo "== all benchmarks took $((SECONDS - started)) s"
 
+load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 commit="$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-"$PYTHON" - "$RESULTS_DIR" "$status_file" "$bin" "$commit" <<'PY'
+"$PYTHON" - "$RESULTS_DIR" "$status_file" "$bin" "$commit" "$load_start" "$load_end" <<'PY'
 import json, os, platform, sys, time
 
-results_dir, status_file, binary, commit = sys.argv[1:5]
+results_dir, status_file, binary, commit, load_start, load_end = sys.argv[1:7]
 lines = [
     "# sgem-server benchmarks",
     "",
@@ -53,6 +55,7 @@ lines = [
     f"{os.cpu_count()} CPUs · Linux {platform.release()} · binary `{binary}`",
     "",
     "Every reference is measured in the same run; ratio = sgem ÷ reference.",
+    f"Load average (1/5/15 min) at start {load_start}, at end {load_end}.",
     "",
     "| benchmark | sgem | reference | ratio | target | result |",
     "|---|---|---|---|---|---|",
@@ -77,6 +80,11 @@ references = [
     "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections.",
 ]
 lines += references
+# The end figure includes the benchmarks' own load; only the start says whether others were busy.
+if float(load_start.split()[0]) > 1.0:
+    lines += ["", "**Warning:** the machine was already busy when the run started (1-minute load average "
+              f"{load_start.split()[0]} on {os.cpu_count()} CPUs); the figures are noisy, healthz most. "
+              "Re-run on an idle machine."]
 if notes:
     lines += ["", "Anomalies seen during the runs:", ""] + notes
 text = "\n".join(lines) + "\n"

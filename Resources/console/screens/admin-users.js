@@ -1,0 +1,153 @@
+// Admin: every user, creating users (a generated password is shown once), changing roles,
+// deactivating and reactivating, and resetting passwords.
+import { get, post, patch, ApiError } from "../api.js";
+import { t, counts as countsText } from "../i18n.js";
+import { h, field, showFieldErrors, notice, avatar, copyButton } from "../dom.js";
+
+function errorText(error) {
+  return error instanceof ApiError ? error.describe() : t("err.network");
+}
+
+export function render(root, ctx) {
+  const status = notice();
+  const secretSlot = h("div", { id: "secret-slot" });
+  const list = h("ul.admin-list", { id: "admin-users" });
+  const counts = h("p.counts", { id: "admin-counts" });
+
+  /// Shows a password once, with a copy button, until the admin dismisses it.
+  function showSecret(heading, password) {
+    const input = h("input.secret-value", { id: "secret-password", value: password, readonly: true, spellcheck: "false", "aria-label": heading });
+    const done = h("button.secondary", { type: "button" }, t("admin.dismiss"));
+    const panel = h("section.card.secret", { role: "alert", "aria-labelledby": "secret-title" },
+      h("h2", { id: "secret-title" }, heading),
+      h("p.hint", {}, t("admin.generatedHint")),
+      h("div.secret-row", {}, input, copyButton(password, input)),
+      h("div.actions", {}, done));
+    done.addEventListener("click", () => secretSlot.replaceChildren());
+    secretSlot.replaceChildren(panel);
+    input.focus();
+    input.select();
+  }
+
+  async function change(user, body, message) {
+    try {
+      const updated = await patch(`/admin/users/${user.id}`, body);
+      status.set("ok", message(updated));
+      if (updated.id === ctx.me.id) {
+        ctx.setMe({ ...ctx.me, ...updated });
+        // No longer an admin: this screen is not theirs any more.
+        if (updated.role !== "admin") { ctx.navigate("#/directory"); return; }
+      }
+    } catch (error) {
+      status.set("bad", errorText(error));
+    }
+    await load();
+  }
+
+  function row(user) {
+    const name = user.displayName || user.username;
+    const isMe = user.id === ctx.me.id;
+    const role = h("select", { "aria-label": `${t("admin.role")}: ${name}`, dataset: { action: "role" } },
+      h("option", { value: "employee" }, t("admin.role.employee")),
+      h("option", { value: "admin" }, t("admin.role.admin")));
+    role.value = user.role;
+    role.addEventListener("change", () => change(user, { role: role.value },
+      (u) => t("admin.roleChanged", { name, role: t("admin.role." + u.role) })));
+
+    const toggle = h("button.secondary" + (user.active ? ".danger" : ""), { type: "button", dataset: { action: user.active ? "deactivate" : "activate" } },
+      user.active ? t("admin.deactivate") : t("admin.activate"));
+    toggle.addEventListener("click", () => {
+      if (user.active && !window.confirm(t("admin.deactivateConfirm", { name }))) return;
+      change(user, { active: !user.active }, (u) => t(u.active ? "admin.activated" : "admin.deactivated", { name }));
+    });
+
+    const reset = h("button.secondary", { type: "button", dataset: { action: "reset" } }, t("admin.resetPassword"));
+    reset.addEventListener("click", async () => {
+      if (!window.confirm(t("admin.resetConfirm", { name }))) return;
+      try {
+        const { password } = await post(`/admin/users/${user.id}/password-reset`);
+        status.set();
+        showSecret(t("admin.resetDone", { name }), password);
+      } catch (error) {
+        status.set("bad", errorText(error));
+      }
+    });
+
+    return h("li.admin-row" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id, username: user.username } },
+      avatar(user, "sm"),
+      h("div.admin-who", {},
+        h("strong", {}, name, isMe ? h("span.muted", {}, ` (${t("admin.you")})`) : null),
+        h("span.muted", {}, `@${user.username} · ${user.email}`)),
+      h("span.badge." + (user.active ? "on" : "off"), {}, user.active ? t("dir.active") : t("dir.inactive")),
+      h("div.admin-actions", {}, role, toggle, reset));
+  }
+
+  let sequence = 0;
+  async function load() {
+    const mine = ++sequence;
+    try {
+      const result = await get("/users?status=all");
+      if (mine !== sequence || !ctx.alive()) return;
+      counts.textContent = countsText(result.total, result.active);
+      list.replaceChildren(...result.items.map(row));
+    } catch (error) {
+      if (mine === sequence && ctx.alive()) status.set("bad", errorText(error));
+    }
+  }
+
+  // The create form.
+  const fields = {
+    username: field(t("admin.username"), h("input", { id: "new-username", required: true, maxlength: 32, autocapitalize: "none", spellcheck: "false", autocomplete: "off" }), t("field.username")),
+    email: field(t("admin.email"), h("input", { id: "new-email", type: "email", required: true, autocomplete: "off" })),
+    displayName: field(t("admin.displayName"), h("input", { id: "new-displayName", maxlength: 100, autocomplete: "off" })),
+    role: field(t("admin.role"), h("select", { id: "new-role" },
+      h("option", { value: "employee" }, t("admin.role.employee")), h("option", { value: "admin" }, t("admin.role.admin")))),
+    password: field(t("admin.password"), h("input", { id: "new-password", type: "password", autocomplete: "new-password", minlength: 10 }), t("admin.passwordHint")),
+  };
+  const createStatus = notice();
+  const submit = h("button", { type: "submit", id: "new-submit" }, t("admin.createSubmit"));
+  const form = h("form.card", { id: "create-user-form", novalidate: true, "aria-labelledby": "create-title" },
+    h("h2", { id: "create-title" }, t("admin.create")),
+    h("div.grid", {}, ...Object.values(fields).map((f) => f.wrap)),
+    createStatus, h("div.actions", {}, submit));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {
+      username: fields.username.input.value.trim().toLowerCase(),
+      email: fields.email.input.value.trim(),
+      role: fields.role.input.value,
+    };
+    const displayName = fields.displayName.input.value.trim();
+    if (displayName) body.displayName = displayName;
+    if (fields.password.input.value) body.password = fields.password.input.value;
+    const problems = {};
+    if (!body.username) problems.username = "is required";
+    if (!body.email) problems.email = "is required";
+    showFieldErrors(fields, problems);
+    if (Object.keys(problems).length) { createStatus.set(); return; }
+    submit.disabled = true;
+    try {
+      const result = await post("/admin/users", body);
+      const name = result.user.displayName || result.user.username;
+      showFieldErrors(fields, {});
+      form.reset();
+      createStatus.set("ok", t("admin.created", { name }));
+      if (result.password) showSecret(t("admin.generated", { name: result.user.username }), result.password);
+      await load();
+    } catch (error) {
+      const problems = error instanceof ApiError ? { ...error.fields } : {};
+      if (error.code === "username_taken") problems.username = t("err.username_taken");
+      if (error.code === "email_taken") problems.email = t("err.email_taken");
+      showFieldErrors(fields, problems);
+      createStatus.set("bad", errorText(error));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+
+  root.append(
+    h("div.page-head", {}, h("h1", {}, t("admin.title")), counts),
+    secretSlot, form,
+    h("section.card", { "aria-labelledby": "list-title" }, h("h2", { id: "list-title" }, t("admin.list")), status, list));
+  load();
+}

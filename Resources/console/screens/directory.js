@@ -1,0 +1,77 @@
+// The team directory: everyone, with picture, position and ways to reach them; prefix search
+// (debounced) and a status filter; the company's total and active counts.
+import { get } from "../api.js";
+import { t, counts as countsText } from "../i18n.js";
+import { h, avatar, notice } from "../dom.js";
+import { twitterURL, linkedinURL, telURL, mailtoURL } from "../links.js";
+
+const debounceMs = 250;
+
+function outside(href, label, text, cls) {
+  return h("a." + cls, { href, target: "_blank", rel: "noopener noreferrer", "aria-label": label, title: label }, text);
+}
+
+function card(user) {
+  const name = user.displayName || user.username;
+  const contacts = [];
+  const mail = mailtoURL(user.email);
+  if (mail) contacts.push(h("a.contact.email", { href: mail, "aria-label": t("dir.email", { name }) }, user.email));
+  const tel = telURL(user.phone);
+  if (tel) contacts.push(h("a.contact.phone", { href: tel, "aria-label": t("dir.call", { name }) }, user.phone));
+  const tw = twitterURL(user.twitter);
+  if (tw) contacts.push(outside(tw, t("dir.twitter", { name }), "@" + user.twitter.replace(/^@/, ""), "contact.twitter"));
+  const li = linkedinURL(user.linkedin);
+  if (li) contacts.push(outside(li, t("dir.linkedin", { name }), "LinkedIn", "contact.linkedin"));
+
+  const badges = [h("span.badge." + (user.active ? "on" : "off"), {}, user.active ? t("dir.active") : t("dir.inactive"))];
+  if (user.role === "admin") badges.push(h("span.badge.role", {}, t("dir.admin")));
+
+  return h("li.person" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id } },
+    avatar(user, "md"),
+    h("div.person-main", {},
+      h("div.person-head", {}, h("h2.person-name", {}, name), ...badges),
+      user.position ? h("p.position", {}, user.position) : null,
+      user.status ? h("p.status-line", {}, user.status) : null,
+      contacts.length ? h("p.contacts", {}, ...contacts) : null));
+}
+
+export function render(root, ctx) {
+  const search = h("input", { id: "dir-search", type: "search", placeholder: t("dir.search"), "aria-label": t("dir.search"), autocomplete: "off" });
+  const status = h("select", { id: "dir-status", "aria-label": t("dir.status") },
+    ...["all", "active", "inactive"].map((s) => h("option", { value: s }, t("dir.status." + s))));
+  const counts = h("p.counts", { id: "dir-counts", "aria-live": "polite" });
+  const list = h("ul.people", { id: "dir-list" });
+  const problem = notice();
+  root.append(
+    h("div.page-head", {}, h("h1", {}, t("dir.title")), counts),
+    h("div.toolbar", {}, search, h("label.inline", {}, h("span", {}, t("dir.status")), status)),
+    problem, list);
+
+  let sequence = 0;
+  let timer = null;
+  async function load() {
+    const mine = ++sequence;
+    const params = new URLSearchParams({ q: search.value.trim(), status: status.value });
+    try {
+      const result = await get("/users?" + params);
+      // A slower, older answer must not overwrite a newer one.
+      if (mine !== sequence || !ctx.alive()) return;
+      problem.set();
+      counts.textContent = countsText(result.total, result.active);
+      list.replaceChildren(...result.items.map(card));
+      if (result.items.length === 0) list.append(h("li.empty", {}, t("dir.empty")));
+      list.setAttribute("aria-busy", "false");
+    } catch (error) {
+      if (mine !== sequence || !ctx.alive()) return;
+      problem.set("bad", error.describe());
+    }
+  }
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, debounceMs);
+  });
+  status.addEventListener("change", load);
+  list.setAttribute("aria-busy", "true");
+  load();
+  return () => clearTimeout(timer);
+}

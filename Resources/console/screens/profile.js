@@ -1,0 +1,176 @@
+// My profile: the picture (upload, remove), my details (PATCH /me) and my password.
+import { get, patch, put, del, ApiError } from "../api.js";
+import { t, dateTime } from "../i18n.js";
+import { h, field, showFieldErrors, notice, avatar } from "../dom.js";
+
+const maxAvatarBytes = 2 * 1024 * 1024;
+const languageNames = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
+  ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
+const profileFields = ["displayName", "position", "phone", "twitter", "linkedin", "bio", "status", "country", "language", "notificationsEnabled"];
+
+function errorText(error) {
+  return error instanceof ApiError ? error.describe() : t("err.network");
+}
+
+function pictureSection(me, ctx) {
+  const picture = h("div.picture", { id: "profile-picture" }, avatar(me, "lg"));
+  const status = notice();
+  const file = h("input.visually-hidden", { id: "avatar-file", type: "file", accept: "image/png,image/jpeg,image/webp" });
+  const choose = h("label.button", { for: "avatar-file" }, t("profile.upload"));
+  const remove = h("button.secondary", { type: "button", id: "avatar-remove", hidden: !me.avatarUrl }, t("profile.remove"));
+
+  function show(user) {
+    picture.replaceChildren(avatar(user, "lg"));
+    remove.hidden = !user.avatarUrl;
+    ctx.setMe(user);
+  }
+
+  file.addEventListener("change", async () => {
+    const chosen = file.files && file.files[0];
+    file.value = "";
+    if (!chosen) return;
+    if (chosen.size > maxAvatarBytes) { status.set("bad", t("profile.tooBig")); return; }
+    status.set("", t("profile.uploading"));
+    try {
+      const { avatarUrl } = await put("/me/avatar", chosen);
+      me.avatarUrl = avatarUrl;
+      show(me);
+      status.set("ok", t("profile.uploaded"));
+    } catch (error) {
+      status.set("bad", errorText(error));
+    }
+  });
+  remove.addEventListener("click", async () => {
+    try {
+      await del("/me/avatar");
+      me.avatarUrl = null;
+      show(me);
+      status.set("ok", t("profile.removed"));
+    } catch (error) {
+      status.set("bad", errorText(error));
+    }
+  });
+
+  return h("section.card.picture-card", { "aria-labelledby": "picture-title" },
+    h("h2", { id: "picture-title" }, t("profile.picture")),
+    h("div.picture-row", {}, picture,
+      h("div", {}, h("p.hint", {}, t("profile.pictureHint")), h("div.actions", {}, file, choose, remove))),
+    status);
+}
+
+function detailsSection(me, ctx) {
+  const text = (name, attrs = {}) => h("input", { name, id: "profile-" + name, value: me[name] ?? "", ...attrs });
+  const language = h("select", { name: "language", id: "profile-language" },
+    ...languageNames.concat(languageNames.some(([c]) => c === me.language) ? [] : [[me.language, me.language]])
+      .map(([code, label]) => h("option", { value: code, lang: code }, label)));
+  language.value = me.language || "en";
+  const fields = {
+    displayName: field(t("profile.displayName"), text("displayName", { required: true, maxlength: 100, autocomplete: "name" })),
+    position: field(t("profile.position"), text("position", { maxlength: 100, autocomplete: "organization-title" })),
+    phone: field(t("profile.phone"), text("phone", { type: "tel", maxlength: 40, autocomplete: "tel" })),
+    twitter: field(t("profile.twitter"), text("twitter", { maxlength: 16, placeholder: "@handle", autocapitalize: "none" })),
+    linkedin: field(t("profile.linkedin"), text("linkedin", { maxlength: 200, placeholder: "https://www.linkedin.com/in/…", autocapitalize: "none" })),
+    status: field(t("profile.status"), text("status", { maxlength: 140 }), t("profile.statusHint")),
+    country: field(t("profile.country"), text("country", { maxlength: 64, autocomplete: "country-name" })),
+    language: field(t("profile.language"), language, t("profile.languageHint")),
+    bio: field(t("profile.bio"), h("textarea", { name: "bio", id: "profile-bio", rows: 4, maxlength: 2000, value: me.bio ?? "" })),
+    notificationsEnabled: field(t("profile.notifications"),
+      h("input", { type: "checkbox", name: "notificationsEnabled", id: "profile-notificationsEnabled", checked: me.notificationsEnabled !== false })),
+  };
+  const email = h("input", { id: "profile-email", value: me.email ?? "", readonly: true, type: "email" });
+  const status = notice();
+  const save = h("button", { type: "submit", id: "profile-save" }, t("profile.save"));
+  const form = h("form.card", { id: "profile-form", novalidate: true, "aria-labelledby": "details-title" },
+    h("h2", { id: "details-title" }, t("profile.details")),
+    h("div.grid", {},
+      fields.displayName.wrap, fields.position.wrap,
+      field(t("profile.email"), email, t("profile.emailHint")).wrap, fields.phone.wrap,
+      fields.twitter.wrap, fields.linkedin.wrap,
+      fields.country.wrap, fields.language.wrap),
+    fields.status.wrap, fields.bio.wrap, fields.notificationsEnabled.wrap,
+    status, h("div.actions", {}, save));
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {};
+    for (const name of profileFields) {
+      const input = fields[name].input;
+      body[name] = input.type === "checkbox" ? input.checked : input.value.trim();
+    }
+    if (!body.displayName) { showFieldErrors(fields, { displayName: "is required" }); return; }
+    save.disabled = true;
+    try {
+      const updated = await patch("/me", body);
+      Object.assign(me, updated);
+      showFieldErrors(fields, {});
+      for (const name of profileFields) {
+        const input = fields[name].input;
+        if (input.type === "checkbox") input.checked = updated[name] !== false;
+        else input.value = updated[name] ?? "";
+      }
+      ctx.setMe(me);
+      status.set("ok", t("profile.saved"));
+    } catch (error) {
+      showFieldErrors(fields, error instanceof ApiError ? error.fields : {});
+      status.set("bad", errorText(error));
+    } finally {
+      save.disabled = false;
+    }
+  });
+  return form;
+}
+
+function passwordSection() {
+  const fields = {
+    currentPassword: field(t("profile.currentPassword"), h("input", { type: "password", id: "pw-current", autocomplete: "current-password", required: true })),
+    newPassword: field(t("profile.newPassword"), h("input", { type: "password", id: "pw-new", autocomplete: "new-password", minlength: 10, required: true }), t("field.passwordShort")),
+    confirm: field(t("profile.confirmPassword"), h("input", { type: "password", id: "pw-confirm", autocomplete: "new-password", required: true })),
+  };
+  const status = notice();
+  const submit = h("button", { type: "submit", id: "pw-submit" }, t("profile.changePassword"));
+  const form = h("form.card", { id: "password-form", novalidate: true, "aria-labelledby": "password-title" },
+    h("h2", { id: "password-title" }, t("profile.password")),
+    h("input.visually-hidden", { type: "text", autocomplete: "username", tabindex: -1, "aria-hidden": "true" }),
+    fields.currentPassword.wrap, fields.newPassword.wrap, fields.confirm.wrap, status, h("div.actions", {}, submit));
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const current = fields.currentPassword.input.value;
+    const next = fields.newPassword.input.value;
+    const problems = {};
+    if (!current) problems.currentPassword = "is required";
+    if ([...next].length < 10) problems.newPassword = "must be at least 10 characters";
+    else if (next !== fields.confirm.input.value) problems.confirm = t("field.passwordMismatch");
+    showFieldErrors(fields, problems);
+    if (Object.keys(problems).length) { status.set(); return; }
+    submit.disabled = true;
+    try {
+      await put("/me/password", { currentPassword: current, newPassword: next });
+      for (const f of Object.values(fields)) f.input.value = "";
+      status.set("ok", t("profile.passwordChanged"));
+    } catch (error) {
+      showFieldErrors(fields, error instanceof ApiError ? error.fields : {});
+      status.set("bad", errorText(error));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+export async function render(root, ctx) {
+  // Fresh from the server: another tab may have changed it.
+  let me;
+  try {
+    me = await get("/me");
+  } catch (error) {
+    if (ctx.alive()) root.append(h("p.notice.bad", { role: "alert" }, errorText(error)));
+    return;
+  }
+  if (!ctx.alive()) return;
+  const facts = [t("profile.role." + me.role), "@" + me.username];
+  if (me.lastLoginAt) facts.push(t("profile.lastLogin", { when: dateTime(me.lastLoginAt) }));
+  root.append(
+    h("div.page-head", {}, h("h1", {}, t("profile.title")), h("p.muted", {}, facts.join(" · "))),
+    h("div.profile", {}, pictureSection(me, ctx), detailsSection(me, ctx), passwordSection()));
+}

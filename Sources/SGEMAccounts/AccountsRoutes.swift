@@ -1,0 +1,442 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMStore
+import SGEMSupport
+
+/// The Accounts section of the API (`/api/v1/auth`, `/me`, `/users`, `/admin/users`, `/admin/audit`).
+struct AccountsRoutes: Sendable {
+    static let maxAvatarBytes = 2 * 1024 * 1024
+
+    let runtime: AccountsRuntime
+    let services: ServiceRegistry
+    let logger: Logger
+
+    var service: AccountService { runtime.service }
+    var hasher: PasswordHasher { runtime.service.hasher }
+
+    func register(_ routes: RouteGroup) {
+        let anyone = routes
+        let user = routes.group("", middleware: [RequireUser(services: services)])
+        let admin = routes.group("/admin", middleware: [RequireAdmin(services: services)])
+
+        anyone.post("/auth/login", maxBody: 8 * 1024, doc: RouteDoc(
+            summary: "Log in by username or email; returns a bearer token and sets the session cookie", tags: ["accounts"],
+            requestSchema: object(["login": string, "password": string], required: ["login", "password"]),
+            responses: [ResponseDoc(status: 200, description: "Logged in", schema: sessionSchema),
+                        ResponseDoc(status: 401, description: "invalid_credentials (unknown user and wrong password alike)"),
+                        ResponseDoc(status: 403, description: "account_inactive"),
+                        ResponseDoc(status: 429, description: "rate_limited, with Retry-After")])) { request, context in
+            try await login(request, context)
+        }
+        anyone.post("/auth/register", maxBody: 8 * 1024, doc: RouteDoc(
+            summary: "Create an account when registration is open (or open to the email's domain)",
+            description: "An address outside the allowed domain gets 403 registration_closed.", tags: ["accounts"],
+            requestSchema: object(["username": string, "email": string, "password": string, "displayName": string, "language": string],
+                                  required: ["username", "email", "password"]),
+            responses: [ResponseDoc(status: 201, description: "Registered and logged in", schema: sessionSchema),
+                        ResponseDoc(status: 403, description: "registration_closed"),
+                        ResponseDoc(status: 409, description: "username_taken or email_taken"),
+                        ResponseDoc(status: 422, description: "validation_failed")])) { request, context in
+            try await register(request, context)
+        }
+        user.post("/auth/logout", doc: RouteDoc(summary: "End this session and clear the cookie", tags: ["accounts"],
+                                                responses: [ResponseDoc(status: 204, description: "Logged out")], authenticated: true)) { request, context in
+            let me = try context.user()
+            try await service.logout(me, request: request)
+            var response = Response.noContent()
+            response.headers.add("Set-Cookie", SessionManager.clearingCookie(secure: request.isSecure))
+            return response
+        }
+        user.get("/me", doc: RouteDoc(summary: "The logged-in user, with private settings", tags: ["accounts"],
+                                      responses: [ResponseDoc(status: 200, description: "The user", schema: privateUserSchema)],
+                                      authenticated: true)) { _, context in
+            guard let record = try await service.user(id: try context.user().id) else { throw APIError.notFound("no such user") }
+            return .json(record.privateJSON)
+        }
+        user.patch("/me", maxBody: 16 * 1024, doc: RouteDoc(
+            summary: "Edit my profile (fields left out keep their value; null or \"\" clears)", tags: ["accounts"],
+            requestSchema: profileSchema(admin: false),
+            responses: [ResponseDoc(status: 200, description: "The user", schema: privateUserSchema),
+                        ResponseDoc(status: 422, description: "validation_failed")], authenticated: true)) { request, context in
+            let me = try context.user()
+            var body = try JSONBody(request)
+            var changes = AccountsRoutes.profileChanges(&body, includeEmail: false)
+            if let enabled = body.bool("notificationsEnabled") { changes.append(("notifications_enabled", .integer(enabled ? 1 : 0))) }
+            try body.check()
+            let record = try await service.update(userID: me.id, changes: changes, actor: .user(me.id, request))
+            return .json(record.privateJSON)
+        }
+        user.put("/me/password", maxBody: 8 * 1024, doc: RouteDoc(
+            summary: "Change my password; my other sessions end", tags: ["accounts"],
+            requestSchema: object(["currentPassword": string, "newPassword": string], required: ["currentPassword", "newPassword"]),
+            responses: [ResponseDoc(status: 204, description: "Changed"),
+                        ResponseDoc(status: 422, description: "validation_failed (currentPassword is incorrect, newPassword too short)"),
+                        ResponseDoc(status: 429, description: "rate_limited after repeated wrong current passwords")],
+            authenticated: true)) { request, context in
+            try await changePassword(request, context)
+        }
+        user.put("/me/avatar", maxBody: AccountsRoutes.maxAvatarBytes, doc: RouteDoc(
+            summary: "Upload my picture: PNG, JPEG or WebP (recognised by content), at most 2 MiB", tags: ["accounts"],
+            requestSchema: ["type": "string", "format": "binary"], requestContentType: "application/octet-stream",
+            responses: [ResponseDoc(status: 200, description: "The new URL", schema: object(["avatarUrl": string])),
+                        ResponseDoc(status: 413, description: "payload_too_large"),
+                        ResponseDoc(status: 415, description: "unsupported_media_type")], authenticated: true)) { request, context in
+            let me = try context.user()
+            guard let type = AccountsRoutes.imageType(request.body) else {
+                throw APIError(status: 415, code: "unsupported_media_type", message: "the picture must be a PNG, JPEG or WebP image")
+            }
+            let record = try await service.setAvatar(userID: me.id, data: request.body, contentType: type)
+            return .json(["avatarUrl": record.avatarURL.map(JSONValue.string) ?? .null] as JSONValue)
+        }
+        user.delete("/me/avatar", doc: RouteDoc(summary: "Remove my picture", tags: ["accounts"],
+                                                responses: [ResponseDoc(status: 204, description: "Removed")], authenticated: true)) { _, context in
+            try await service.deleteAvatar(userID: try context.user().id)
+            return .noContent()
+        }
+        user.get("/users", doc: RouteDoc(
+            summary: "The team directory, by display name then username",
+            description: "q matches prefixes of name words, the username and the email; status is active, inactive or all (default). total and active count the whole company.",
+            tags: ["accounts"],
+            responses: [ResponseDoc(status: 200, description: "The users", schema: object(["items": ["type": "array", "items": userSchema],
+                                                                                           "total": integer, "active": integer]))],
+            authenticated: true)) { request, _ in
+            let status = request.query["status"].flatMap { $0.isEmpty ? nil : $0 } ?? "all"
+            guard ["active", "inactive", "all"].contains(status) else {
+                throw APIError.validationFailed(["status": "must be active, inactive or all"])
+            }
+            let q = String((request.query["q"] ?? "").prefix(100))
+            let (items, total, active) = try await service.list(query: q, status: status)
+            return .json(["items": .array(items.map(\.publicJSON)), "total": .number(Double(total)), "active": .number(Double(active))] as JSONValue)
+        }
+        user.get("/users/{id}", doc: RouteDoc(summary: "One user's public profile", tags: ["accounts"],
+                                              responses: [ResponseDoc(status: 200, description: "The user", schema: userSchema)],
+                                              authenticated: true)) { request, _ in
+            guard let id = Int64(request.parameters["id"] ?? ""), let record = try await service.user(id: id) else {
+                throw APIError.notFound("no such user")
+            }
+            return .json(record.publicJSON)
+        }
+        user.get("/users/{id}/avatar", doc: RouteDoc(
+            summary: "A user's picture, with ETag; cached for good when ?v= names its current version", tags: ["accounts"],
+            responses: [ResponseDoc(status: 200, description: "The image", schema: ["type": "string", "format": "binary"], contentType: "image/*"),
+                        ResponseDoc(status: 304, description: "Not modified"),
+                        ResponseDoc(status: 404, description: "No picture")], authenticated: true)) { request, _ in
+            try await avatar(request)
+        }
+
+        admin.post("/users", maxBody: 16 * 1024, doc: RouteDoc(
+            summary: "Create a user; a password is generated (and shown once) when none is given", tags: ["accounts", "admin"],
+            requestSchema: object(["username": string, "email": string, "displayName": string, "role": ["type": "string", "enum": ["admin", "employee"]],
+                                   "password": string, "language": string], required: ["username", "email"]),
+            responses: [ResponseDoc(status: 201, description: "Created", schema: object(["user": userSchema, "password": string])),
+                        ResponseDoc(status: 409, description: "username_taken or email_taken"),
+                        ResponseDoc(status: 422, description: "validation_failed")], authenticated: true)) { request, context in
+            try await createUser(request, context)
+        }
+        admin.patch("/users/{id}", maxBody: 16 * 1024, doc: RouteDoc(
+            summary: "Edit a user: role, active, profile fields, email",
+            description: "Deactivation ends the user's sessions at once. 409 last_admin when the change would leave no active admin.",
+            tags: ["accounts", "admin"],
+            requestSchema: profileSchema(admin: true),
+            responses: [ResponseDoc(status: 200, description: "The user", schema: userSchema),
+                        ResponseDoc(status: 404, description: "not_found"),
+                        ResponseDoc(status: 409, description: "last_admin or email_taken"),
+                        ResponseDoc(status: 422, description: "validation_failed")], authenticated: true)) { request, context in
+            let me = try context.user()
+            guard let id = Int64(request.parameters["id"] ?? "") else { throw APIError.notFound("no such user") }
+            var body = try JSONBody(request)
+            let changes = AccountsRoutes.profileChanges(&body, includeEmail: true)
+            var role: UserRole?
+            if let raw = body.string("role") {
+                role = UserRole(rawValue: raw)
+                if role == nil { body.problem("role", "must be admin or employee") }
+            }
+            let active = body.bool("active")
+            try body.check()
+            let record = try await service.update(userID: id, changes: changes, role: role, active: active, actor: .user(me.id, request))
+            return .json(record.publicJSON)
+        }
+        admin.post("/users/{id}/password-reset", doc: RouteDoc(
+            summary: "Give a user a new temporary password (shown once); all their sessions end", tags: ["accounts", "admin"],
+            responses: [ResponseDoc(status: 200, description: "The temporary password", schema: object(["password": string])),
+                        ResponseDoc(status: 404, description: "not_found")], authenticated: true)) { request, context in
+            let me = try context.user()
+            guard let id = Int64(request.parameters["id"] ?? ""), try await service.user(id: id) != nil else {
+                throw APIError.notFound("no such user")
+            }
+            let password = AccountRules.generatedPassword()
+            let hash = try await hasher.hash(password)
+            try await service.setPassword(userID: id, hash: hash, keepSession: nil, event: "password.reset", actor: .user(me.id, request))
+            return .json(["password": .string(password)] as JSONValue)
+        }
+        admin.get("/audit", doc: RouteDoc(
+            summary: "Security events, newest first: logins, failures, logouts, password, role and activation changes",
+            description: "Page with ?before=<id of the last item seen>&limit= (default 50, at most 200).", tags: ["accounts", "admin"],
+            responses: [ResponseDoc(status: 200, description: "The events", schema: object(["items": ["type": "array", "items": auditSchema]]))],
+            authenticated: true)) { request, _ in
+            var problems: [String: String] = [:]
+            let before = request.query["before"].flatMap { $0.isEmpty ? nil : $0 }
+            let beforeID = before.flatMap { Int64($0) }
+            if before != nil && beforeID == nil { problems["before"] = "must be an event id" }
+            var limit = 50
+            if let raw = request.query["limit"], !raw.isEmpty {
+                if let n = Int(raw), n >= 1 { limit = min(n, 200) } else { problems["limit"] = "must be a whole number from 1 to 200" }
+            }
+            if !problems.isEmpty { throw APIError.validationFailed(problems) }
+            let page = try await service.auditPage(before: beforeID, limit: limit)
+            return .json(["items": .array(page)] as JSONValue)
+        }
+    }
+
+    // MARK: Handlers
+
+    func login(_ request: Request, _ context: RequestContext) async throws -> Response {
+        var body = try JSONBody(request)
+        let rawLogin = body.string("login", required: true) ?? ""
+        let password = body.string("password", required: true) ?? ""
+        try body.check()
+        let login = String(rawLogin.trimmed().lowercased().prefix(254))
+        let found = try await service.user(login: login)
+        // One counter per account, whether it is reached by username or email.
+        let key = found?.0.username ?? login
+        if let wait = runtime.throttle.retryAfter(account: key, address: request.remoteAddress) {
+            runtime.logins.increment(by: 1, ["throttled"])
+            throw APIError.rateLimited(retryAfter: wait)
+        }
+        var verified = false
+        if let (_, hash) = found, password.utf8.count <= PasswordHasher.maxPasswordBytes {
+            verified = try await hasher.verify(password, against: hash)
+        } else {
+            // Same work for an unknown user as for a wrong password.
+            _ = try await hasher.verify(String(decoding: password.utf8.prefix(PasswordHasher.maxPasswordBytes), as: UTF8.self), against: hasher.dummyHash)
+        }
+        guard verified, let (user, hash) = found else {
+            runtime.throttle.recordFailure(account: key, address: request.remoteAddress)
+            runtime.logins.increment(by: 1, ["failure"])
+            try await service.recordLoginFailure(login: login, userID: found?.0.id, reason: found == nil ? "unknown user" : "wrong password", request: request)
+            context.logger.notice("login failed", ["request.id": context.requestID, "remote": request.remoteAddress])
+            throw APIError(status: 401, code: "invalid_credentials", message: "wrong username, email or password")
+        }
+        guard user.active else {
+            runtime.logins.increment(by: 1, ["inactive"])
+            try await service.recordLoginFailure(login: login, userID: user.id, reason: "account inactive", request: request)
+            throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
+        }
+        runtime.throttle.recordSuccess(account: key)
+        let upgraded = hasher.needsRehash(hash) ? try await hasher.hash(password) : nil
+        let session = service.sessions.makeSession()
+        let record = try await service.recordLogin(user, session: session, upgradedHash: upgraded, login: login, request: request)
+        runtime.logins.increment(by: 1, ["success"])
+        return AccountsRoutes.sessionResponse(session, record, status: 200, request: request)
+    }
+
+    func register(_ request: Request, _ context: RequestContext) async throws -> Response {
+        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        guard settings.registration != "closed" else {
+            throw APIError(status: 403, code: "registration_closed", message: "registration is closed; ask an admin for an account")
+        }
+        var body = try JSONBody(request)
+        let rawUsername = body.string("username", required: true)
+        let rawEmail = body.string("email", required: true)
+        let password = body.string("password", required: true)
+        let rawName = body.string("displayName")
+        let rawLanguage = body.string("language")
+        let username = rawUsername.flatMap(AccountRules.username)
+        if rawUsername != nil && username == nil { body.problem("username", "must be 3 to 32 of a-z, 0-9, '.', '_' and '-'") }
+        let email = rawEmail.flatMap(AccountRules.email)
+        if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
+        if let password, let problem = AccountRules.passwordProblem(password) { body.problem("password", problem) }
+        let displayName = AccountsRoutes.displayName(rawName, fallback: username ?? "", body: &body)
+        let language = rawLanguage ?? settings.defaultLanguage
+        if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
+        try body.check()
+        guard let username, let email, let password else { throw APIError.badRequest("incomplete registration") }
+        if settings.registration == "domain" {
+            let domain = settings.registrationDomain ?? ""
+            guard !domain.isEmpty, email.lowercased().hasSuffix("@" + domain.lowercased()) else {
+                throw APIError(status: 403, code: "registration_closed", message: "registration is open only to @\(domain) addresses")
+            }
+        }
+        try await service.checkAvailable(username: username, email: email)
+        let hash = try await hasher.hash(password)
+        let session = service.sessions.makeSession()
+        let record = try await service.create(username: username, email: email, displayName: displayName, role: .employee, language: language,
+                                              passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.remoteAddress),
+                                              session: session, request: request)
+        return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
+    }
+
+    func changePassword(_ request: Request, _ context: RequestContext) async throws -> Response {
+        let me = try context.user()
+        var body = try JSONBody(request)
+        let current = body.string("currentPassword", required: true) ?? ""
+        let new = body.string("newPassword", required: true)
+        if let new, let problem = AccountRules.passwordProblem(new) { body.problem("newPassword", problem) }
+        try body.check()
+        if let wait = runtime.throttle.retryAfter(account: me.username, address: request.remoteAddress) {
+            throw APIError.rateLimited(retryAfter: wait)
+        }
+        guard let (_, hash) = try await service.user(login: me.username), let new else { throw APIError.notFound("no such user") }
+        guard current.utf8.count <= PasswordHasher.maxPasswordBytes, try await hasher.verify(current, against: hash) else {
+            runtime.throttle.recordFailure(account: me.username, address: request.remoteAddress)
+            throw APIError.validationFailed(["currentPassword": "is not your current password"])
+        }
+        let newHash = try await hasher.hash(new)
+        try await service.setPassword(userID: me.id, hash: newHash, keepSession: me.sessionID, event: "password.change", actor: .user(me.id, request))
+        return .noContent()
+    }
+
+    func createUser(_ request: Request, _ context: RequestContext) async throws -> Response {
+        let me = try context.user()
+        var body = try JSONBody(request)
+        let rawUsername = body.string("username", required: true)
+        let rawEmail = body.string("email", required: true)
+        let username = rawUsername.flatMap(AccountRules.username)
+        if rawUsername != nil && username == nil { body.problem("username", "must be 3 to 32 of a-z, 0-9, '.', '_' and '-'") }
+        let email = rawEmail.flatMap(AccountRules.email)
+        if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
+        let displayName = AccountsRoutes.displayName(body.string("displayName"), fallback: username ?? "", body: &body)
+        var role = UserRole.employee
+        if let raw = body.string("role") {
+            if let r = UserRole(rawValue: raw) { role = r } else { body.problem("role", "must be admin or employee") }
+        }
+        let given = body.string("password")
+        if let given, let problem = AccountRules.passwordProblem(given) { body.problem("password", problem) }
+        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        let language = body.string("language") ?? settings.defaultLanguage
+        if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
+        try body.check()
+        guard let username, let email else { throw APIError.badRequest("incomplete user") }
+        try await service.checkAvailable(username: username, email: email)
+        let password = given ?? AccountRules.generatedPassword()
+        let hash = try await hasher.hash(password)
+        let record = try await service.create(username: username, email: email, displayName: displayName, role: role, language: language,
+                                              passwordHash: hash, event: "user.create", actor: .user(me.id, request))
+        var out: [(String, JSONValue)] = [("user", record.publicJSON)]
+        if given == nil { out.append(("password", .string(password))) }
+        return .json(.object(out), status: 201)
+    }
+
+    func avatar(_ request: Request) async throws -> Response {
+        guard let id = Int64(request.parameters["id"] ?? ""), let image = try await service.avatar(userID: id) else {
+            throw APIError.notFound("this user has no picture")
+        }
+        let cache = request.query["v"] == String(image.version) ? "private, max-age=31536000, immutable" : "private, no-cache"
+        var headers = HTTPHeaders([("ETag", image.etag), ("Cache-Control", cache), ("X-Content-Type-Options", "nosniff")])
+        if let match = request.headers["If-None-Match"],
+           match.split(separator: ",").contains(where: { let t = String($0).trimmed(); return t == image.etag || t == "W/" + image.etag || t == "*" }) {
+            return Response(status: 304, headers: headers)
+        }
+        headers.add("Content-Type", image.contentType)
+        return Response(status: 200, headers: headers, body: image.data)
+    }
+
+    // MARK: Helpers
+
+    /// `{token, csrfToken, expiresAt, user}` with the session cookie; never cached.
+    static func sessionResponse(_ session: NewSession, _ user: UserRecord, status: Int, request: Request) -> Response {
+        var response = Response.json([
+            "token": .string(session.token),
+            "csrfToken": .string(session.csrfToken),
+            "expiresAt": .string(session.expiresAtText),
+            "user": user.privateJSON,
+        ] as JSONValue, status: status)
+        response.headers.add("Set-Cookie", SessionManager.cookie(session, secure: request.isSecure))
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// A display name of 1–100 characters on one line; `fallback` when absent.
+    static func displayName(_ raw: String?, fallback: String, body: inout JSONBody) -> String {
+        guard let raw else { return fallback }
+        let s = raw.trimmed()
+        if s.isEmpty || s.count > 100 || s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            body.problem("displayName", "must be 1 to 100 characters on one line")
+        }
+        return s
+    }
+
+    /// The profile columns a PATCH body changes, with problems recorded in `body`.
+    static func profileChanges(_ body: inout JSONBody, includeEmail: Bool) -> [ColumnChange] {
+        var changes: [ColumnChange] = []
+        if body.has("displayName") {
+            let raw = body.string("displayName")
+            if raw == nil && body.problems["displayName"] == nil { body.problem("displayName", "must not be empty") }
+            let name = displayName(raw ?? "", fallback: "", body: &body)
+            changes.append(("display_name", .text(name)))
+            changes.append(("name_key", .text(name.lowercased())))
+        }
+        for field in ProfileField.all {
+            guard case let .some(value) = body.nullableString(field.json) else { continue }
+            switch field.normalize(value ?? "") {
+            case let .success(stored): changes.append((field.column, stored.map(SQLValue.text) ?? .null))
+            case let .failure(problem): body.problem(field.json, problem.message)
+            }
+        }
+        if body.has("language") {
+            if let language = body.string("language"), AccountRules.isLanguage(language) {
+                changes.append(("language", .text(language)))
+            } else {
+                body.problem("language", "must be an ISO 639-1 code of two lowercase letters")
+            }
+        }
+        if includeEmail, body.has("email") {
+            if let email = body.string("email").flatMap(AccountRules.email) {
+                changes.append(("email", .text(email)))
+                changes.append(("email_lower", .text(email.lowercased())))
+            } else {
+                body.problem("email", "must be an email address")
+            }
+        }
+        return changes
+    }
+
+    /// The image type recognised from the first bytes: PNG, JPEG or WebP; nil otherwise.
+    static func imageType(_ b: [UInt8]) -> String? {
+        if b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if b.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if b.count >= 12, b.starts(with: Array("RIFF".utf8)), Array(b[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        return nil
+    }
+}
+
+// MARK: OpenAPI schemas
+
+let string: JSONValue = ["type": "string"]
+let integer: JSONValue = ["type": "integer"]
+let boolean: JSONValue = ["type": "boolean"]
+let nullableString: JSONValue = ["type": "string", "nullable": true]
+
+func object(_ properties: KeyValuePairs<String, JSONValue>, required: [String] = []) -> JSONValue {
+    var o: [(String, JSONValue)] = [("type", "object"), ("properties", .object(properties.map { ($0.key, $0.value) }))]
+    if !required.isEmpty { o.append(("required", .array(required.map(JSONValue.string)))) }
+    return .object(o)
+}
+
+let userSchema = object([
+    "id": integer, "username": string, "displayName": string, "role": ["type": "string", "enum": ["admin", "employee"]],
+    "active": boolean, "position": nullableString, "phone": nullableString, "email": string, "twitter": nullableString,
+    "linkedin": nullableString, "bio": nullableString, "status": nullableString, "country": nullableString, "language": string,
+    "avatarUrl": nullableString, "createdAt": ["type": "string", "format": "date-time"],
+])
+
+let privateUserSchema: JSONValue = ["allOf": [userSchema, object(["notificationsEnabled": boolean,
+                                                                   "lastLoginAt": ["type": "string", "format": "date-time", "nullable": true]])]]
+
+let sessionSchema = object(["token": string, "csrfToken": string, "expiresAt": ["type": "string", "format": "date-time"], "user": privateUserSchema])
+
+let auditSchema = object(["id": integer, "at": ["type": "string", "format": "date-time"], "event": string, "actorId": integer,
+                          "actorUsername": nullableString, "targetId": integer, "targetUsername": nullableString,
+                          "login": nullableString, "ip": nullableString, "detail": nullableString])
+
+func profileSchema(admin: Bool) -> JSONValue {
+    var fields: [(String, JSONValue)] = [("displayName", string)]
+    for f in ProfileField.all { fields.append((f.json, nullableString)) }
+    fields.append(("language", string))
+    if admin {
+        fields += [("email", string), ("role", ["type": "string", "enum": ["admin", "employee"]]), ("active", boolean)]
+    } else {
+        fields.append(("notificationsEnabled", boolean))
+    }
+    return .object([("type", "object"), ("properties", .object(fields))])
+}

@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import COpenSSL
+import SGEMSupport
+
+/// scrypt cost parameters: N = 2^logN, block size r, parallelism p.
+struct ScryptParameters: Sendable, Equatable {
+    var logN: Int
+    var r: Int = 8
+    var p: Int = 1
+
+    /// Whether these parameters cost less than `other` (a hash made with them gets upgraded).
+    func isWeaker(than other: ScryptParameters) -> Bool {
+        logN < other.logN || r < other.r || p < other.p
+    }
+}
+
+/// A password-hashing failure (OpenSSL refused the parameters or ran out of memory).
+struct PasswordHashError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// scrypt password hashing through OpenSSL's `EVP_PBE_scrypt`. Hashes are self-describing
+/// strings, `scrypt$17$8$1$<salt base64>$<key base64>`, so old hashes keep verifying after the
+/// cost changes and are upgraded at the next login. Every derivation runs on the hasher's own
+/// threads — never on Swift's cooperative pool — so at most one hash per thread runs at a time
+/// and a burst of logins queues here instead of stalling other requests.
+final class PasswordHasher: Sendable {
+    static let saltBytes = 16
+    static let keyBytes = 32
+    /// Longest password accepted: scrypt pre-hashes with PBKDF2, but unbounded input is still work.
+    static let maxPasswordBytes = 1024
+
+    let parameters: ScryptParameters
+    let pool: BlockingPool
+    /// Verified against when the user does not exist, so that answer takes as long as a wrong password.
+    let dummyHash: String
+    let timings: Histogram
+
+    init(logN: Int, threads: Int, metrics: MetricsRegistry = .shared) {
+        parameters = ScryptParameters(logN: logN)
+        pool = BlockingPool(name: "sgem-hash", threads: threads)
+        dummyHash = PasswordHasher.format(parameters, salt: Crypto.randomBytes(Self.saltBytes), key: Crypto.randomBytes(Self.keyBytes))
+        timings = metrics.histogram("sgem_accounts_password_hash_seconds", help: "Time to derive one scrypt password hash.",
+                                    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
+    }
+
+    /// One thread per online CPU: at most one hash per core at a time.
+    static var cpuCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// A new hash of `password` with the configured parameters and a fresh salt.
+    func hash(_ password: String) async throws -> String {
+        let params = parameters
+        let salt = Crypto.randomBytes(Self.saltBytes)
+        let key = try await derive(Array(password.utf8), salt: salt, params)
+        return PasswordHasher.format(params, salt: salt, key: key)
+    }
+
+    /// Whether `password` matches `stored`. A malformed stored hash never matches, but still
+    /// costs one derivation so that the caller's timing does not tell.
+    func verify(_ password: String, against stored: String) async throws -> Bool {
+        guard let parsed = PasswordHasher.parse(stored) else {
+            _ = try await verify(password, against: dummyHash)
+            return false
+        }
+        let key = try await derive(Array(password.utf8), salt: parsed.salt, parsed.parameters)
+        return Crypto.constantTimeEqual(key, parsed.key)
+    }
+
+    /// Whether `stored` was made with weaker parameters than the configured ones.
+    func needsRehash(_ stored: String) -> Bool {
+        guard let parsed = PasswordHasher.parse(stored) else { return true }
+        return parsed.parameters.isWeaker(than: parameters)
+    }
+
+    /// Stops the hashing threads after queued work.
+    func shutdown() { pool.shutdown() }
+
+    private func derive(_ password: [UInt8], salt: [UInt8], _ params: ScryptParameters) async throws -> [UInt8] {
+        let timings = self.timings
+        return try await pool.run {
+            PasswordHasher.lowerThreadPriority()
+            let started = MonotonicClock.nanoseconds()
+            defer { timings.observe(Double(MonotonicClock.nanoseconds() &- started) / 1e9) }
+            return try PasswordHasher.scrypt(password, salt: salt, params)
+        }
+    }
+
+    /// Hashing threads run at nice 10: when requests and logins compete for a core, requests win
+    /// and logins take the rest. Applies to the calling thread only (Linux per-thread niceness);
+    /// repeated calls are a cheap no-op. Failure only means normal priority.
+    static func lowerThreadPriority() {
+        // On Linux, PRIO_PROCESS with who = 0 names the calling thread, not the whole process.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+    }
+
+    /// The raw derivation; blocking (≈ 128 · r · N bytes of memory and a CPU-bound loop).
+    static func scrypt(_ password: [UInt8], salt: [UInt8], _ params: ScryptParameters) throws -> [UInt8] {
+        guard (1...24).contains(params.logN), (1...32).contains(params.r), (1...16).contains(params.p) else {
+            throw PasswordHashError(message: "scrypt parameters out of range: logN \(params.logN), r \(params.r), p \(params.p)")
+        }
+        let n = UInt64(1) << UInt64(params.logN)
+        // OpenSSL refuses work above maxmem (32 MiB by default); allow what these parameters need.
+        let maxmem = 128 * UInt64(params.r) * (n + UInt64(params.p) + 2) + (1 << 20)
+        var key = [UInt8](repeating: 0, count: keyBytes)
+        let rc = password.withUnsafeBufferPointer { pw in
+            salt.withUnsafeBufferPointer { s in
+                key.withUnsafeMutableBufferPointer { k in
+                    pw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(pw.count, 1)) { pwChars in
+                        EVP_PBE_scrypt(password.isEmpty ? nil : pwChars, pw.count, s.baseAddress, s.count,
+                                       n, UInt64(params.r), UInt64(params.p), maxmem, k.baseAddress, k.count)
+                    }
+                }
+            }
+        }
+        guard rc == 1 else {
+            throw PasswordHashError(message: "EVP_PBE_scrypt failed (logN \(params.logN), r \(params.r), p \(params.p)): \(openSSLErrorText())")
+        }
+        return key
+    }
+
+    static func format(_ p: ScryptParameters, salt: [UInt8], key: [UInt8]) -> String {
+        "scrypt$\(p.logN)$\(p.r)$\(p.p)$\(Crypto.base64(salt))$\(Crypto.base64(key))"
+    }
+
+    static func parse(_ stored: String) -> (parameters: ScryptParameters, salt: [UInt8], key: [UInt8])? {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts[0] == "scrypt",
+              let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
+              let salt = base64Decode(parts[4]), let key = base64Decode(parts[5]), !salt.isEmpty, key.count == keyBytes
+        else { return nil }
+        return (ScryptParameters(logN: logN, r: r, p: p), salt, key)
+    }
+}
+
+/// The oldest queued OpenSSL error as text (and clears the queue).
+func openSSLErrorText() -> String {
+    let code = ERR_get_error()
+    ERR_clear_error()
+    guard code != 0 else { return "no OpenSSL error queued" }
+    var buffer = [CChar](repeating: 0, count: 256)
+    ERR_error_string_n(code, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Decodes standard base64 (padding optional); nil on any other character.
+func base64Decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+    var out: [UInt8] = []
+    out.reserveCapacity(text.utf8.count * 3 / 4)
+    var buffer: UInt32 = 0
+    var bits = 0
+    for c in text.utf8 {
+        let v: UInt32
+        switch c {
+        case 0x41...0x5A: v = UInt32(c - 0x41)
+        case 0x61...0x7A: v = UInt32(c - 0x61 + 26)
+        case 0x30...0x39: v = UInt32(c - 0x30 + 52)
+        case 0x2B: v = 62
+        case 0x2F: v = 63
+        case 0x3D: continue
+        default: return nil
+        }
+        buffer = buffer << 6 | v
+        bits += 6
+        if bits >= 8 {
+            bits -= 8
+            out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+        }
+    }
+    return out
+}

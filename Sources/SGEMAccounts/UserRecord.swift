@@ -1,0 +1,209 @@
+import SGEMCore
+import SGEMStore
+import SGEMSupport
+
+/// One row of `accounts_users`, as the API shows it.
+struct UserRecord: Sendable {
+    let id: Int64
+    let username: String
+    let email: String
+    let displayName: String
+    let role: UserRole
+    let active: Bool
+    let position: String?
+    let phone: String?
+    let twitter: String?
+    let linkedin: String?
+    let bio: String?
+    let status: String?
+    let country: String?
+    let language: String
+    let notificationsEnabled: Bool
+    let avatarVersion: Int64?
+    let createdAt: String
+    let lastLoginAt: String?
+
+    /// The columns `init(row:)` reads, for SELECT lists.
+    static let columns = """
+        id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country,
+        language, notifications_enabled, avatar_version, created_at, last_login_at
+        """
+
+    init(row: Row) {
+        id = row.int64("id") ?? 0
+        username = row.string("username") ?? ""
+        email = row.string("email") ?? ""
+        displayName = row.string("display_name") ?? ""
+        role = UserRole(rawValue: row.string("role") ?? "") ?? .employee
+        active = row.bool("active") ?? false
+        position = row.string("position")
+        phone = row.string("phone")
+        twitter = row.string("twitter")
+        linkedin = row.string("linkedin")
+        bio = row.string("bio")
+        status = row.string("status")
+        country = row.string("country")
+        language = row.string("language") ?? "en"
+        notificationsEnabled = row.bool("notifications_enabled") ?? true
+        avatarVersion = row.int64("avatar_version")
+        createdAt = row.string("created_at") ?? ""
+        lastLoginAt = row.string("last_login_at")
+    }
+
+    /// `/api/v1/users/{id}/avatar?v={version}`, nil without an avatar.
+    var avatarURL: String? { avatarVersion.map { "/api/v1/users/\(id)/avatar?v=\($0)" } }
+
+    /// The public view every user may see.
+    var publicJSON: JSONValue { .object(publicFields) }
+
+    /// The user's own view: the public one plus settings and the last login.
+    var privateJSON: JSONValue {
+        .object(publicFields + [
+            ("notificationsEnabled", .bool(notificationsEnabled)),
+            ("lastLoginAt", lastLoginAt.map(JSONValue.string) ?? .null),
+        ])
+    }
+
+    private var publicFields: [(String, JSONValue)] {
+        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        return [
+            ("id", .number(Double(id))),
+            ("username", .string(username)),
+            ("displayName", .string(displayName)),
+            ("role", .string(role.rawValue)),
+            ("active", .bool(active)),
+            ("position", text(position)),
+            ("phone", text(phone)),
+            ("email", .string(email)),
+            ("twitter", text(twitter)),
+            ("linkedin", text(linkedin)),
+            ("bio", text(bio)),
+            ("status", text(status)),
+            ("country", text(country)),
+            ("language", .string(language)),
+            ("avatarUrl", text(avatarURL)),
+            ("createdAt", .string(createdAt)),
+        ]
+    }
+
+    var directoryUser: DirectoryUser {
+        DirectoryUser(id: id, username: username, displayName: displayName, email: email, role: role, active: active, language: language)
+    }
+}
+
+/// Checks and normalisation for account fields.
+enum AccountRules {
+    /// 3–32 of `a-z 0-9 . _ -`, lowercased; nil when invalid.
+    static func username(_ raw: String) -> String? {
+        let s = raw.trimmed().lowercased()
+        guard (3...32).contains(s.utf8.count),
+              s.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
+        else { return nil }
+        return s
+    }
+
+    /// A sane address: one `@`, a non-empty local part, a dotted domain, no spaces or controls,
+    /// at most 254 bytes. Returned trimmed; nil when invalid.
+    static func email(_ raw: String) -> String? {
+        let s = raw.trimmed()
+        guard (3...254).contains(s.utf8.count), s.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return nil }
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64 else { return nil }
+        let domain = parts[1]
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.first != "-" && $0.last != "-" }),
+              domain.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E || $0 >= 0x80 })
+        else { return nil }
+        return s
+    }
+
+    /// The problem with a new password, nil when acceptable.
+    static func passwordProblem(_ password: String) -> String? {
+        if password.count < 10 { return "must be at least 10 characters" }
+        if password.utf8.count > PasswordHasher.maxPasswordBytes { return "must be at most \(PasswordHasher.maxPasswordBytes) bytes" }
+        return nil
+    }
+
+    /// ISO 639-1: two lowercase ASCII letters.
+    static func isLanguage(_ s: String) -> Bool {
+        s.utf8.count == 2 && s.utf8.allSatisfy { $0 >= 0x61 && $0 <= 0x7A }
+    }
+
+    /// 20 characters from an alphabet without look-alikes (no 0/O, 1/l/I), about 115 bits.
+    static func generatedPassword() -> String {
+        let alphabet = Array("abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+        var out = ""
+        while out.count < 20 {
+            for b in Crypto.randomBytes(32) where out.count < 20 {
+                // Rejection sampling keeps every character equally likely.
+                let limit = 256 - 256 % alphabet.count
+                if Int(b) < limit { out.append(alphabet[Int(b) % alphabet.count]) }
+            }
+        }
+        return out
+    }
+}
+
+/// A profile field that `PATCH /me` and `PATCH /admin/users/{id}` may change.
+struct ProfileField: Sendable {
+    enum Kind: Sendable { case text, phone, twitter, linkedin }
+    let json: String
+    let column: String
+    let maxLength: Int
+    let kind: Kind
+
+    static let all: [ProfileField] = [
+        ProfileField(json: "position", column: "position", maxLength: 100, kind: .text),
+        ProfileField(json: "phone", column: "phone", maxLength: 40, kind: .phone),
+        ProfileField(json: "twitter", column: "twitter", maxLength: 50, kind: .twitter),
+        ProfileField(json: "linkedin", column: "linkedin", maxLength: 200, kind: .linkedin),
+        ProfileField(json: "bio", column: "bio", maxLength: 2000, kind: .text),
+        ProfileField(json: "status", column: "status", maxLength: 140, kind: .text),
+        ProfileField(json: "country", column: "country", maxLength: 64, kind: .text),
+    ]
+
+    /// The stored form of `raw` (nil clears), or a problem.
+    func normalize(_ raw: String) -> Result<String?, FieldProblem> {
+        let s = raw.trimmed()
+        if s.isEmpty { return .success(nil) }
+        guard s.count <= maxLength else { return .failure(FieldProblem("must be at most \(maxLength) characters")) }
+        guard !s.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F }) else {
+            return .failure(FieldProblem("must not contain control characters"))
+        }
+        switch kind {
+        case .text:
+            if json != "bio", s.contains("\n") { return .failure(FieldProblem("must be one line")) }
+            return .success(s)
+        case .phone:
+            let ok = s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2B || $0 == 0x20 || $0 == 0x28 || $0 == 0x29 || $0 == 0x2D || $0 == 0x2E }
+            return ok && s.utf8.contains(where: { $0 >= 0x30 && $0 <= 0x39 }) ? .success(s) : .failure(FieldProblem("must be a phone number: digits, spaces, + ( ) - ."))
+        case .twitter:
+            let handle = s.hasPrefix("@") ? String(s.dropFirst()) : s
+            let ok = (1...15).contains(handle.utf8.count) && handle.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
+            return ok ? .success(handle) : .failure(FieldProblem("must be a handle of 1 to 15 letters, digits or _"))
+        case .linkedin:
+            // A profile URL or its last path segment; only https URLs so links stay harmless.
+            if s.lowercased().hasPrefix("https://") {
+                let ok = s.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x3C && $0 != 0x3E }
+                return ok ? .success(s) : .failure(FieldProblem("must be an https URL or a profile name"))
+            }
+            let ok = (3...100).contains(s.utf8.count) && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }
+            return ok ? .success(s) : .failure(FieldProblem("must be an https URL or a profile name"))
+        }
+    }
+}
+
+/// Why one field is invalid.
+struct FieldProblem: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+extension String {
+    func trimmed() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
+        while let l = s.last, l.isWhitespace { s = s.dropLast() }
+        return String(s)
+    }
+}

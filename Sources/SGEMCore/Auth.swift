@@ -1,0 +1,120 @@
+import SGEMHTTP
+
+/// A user's role in the company.
+public enum UserRole: String, Sendable, Codable, CaseIterable {
+    case admin, employee
+}
+
+/// The user a request acts for, as the session authenticator resolved it.
+public struct AuthenticatedUser: Sendable, Equatable {
+    public let id: Int64
+    public let username: String
+    public let role: UserRole
+    /// The session the credentials belong to; nil for credentials without a session.
+    public let sessionID: Int64?
+    /// True when the session cookie (not a bearer token) authenticated the request.
+    public let viaCookie: Bool
+
+    public init(id: Int64, username: String, role: UserRole, sessionID: Int64?, viaCookie: Bool) {
+        self.id = id
+        self.username = username
+        self.role = role
+        self.sessionID = sessionID
+        self.viaCookie = viaCookie
+    }
+
+    /// Whether the user is an admin.
+    public var isAdmin: Bool { role == .admin }
+}
+
+/// Resolves a request's credentials (bearer token or session cookie) to a user. Published by
+/// the accounts module; any module protects its routes with `RequireUser` / `RequireAdmin`.
+public protocol SessionAuthenticator: Sendable {
+    /// The user, or nil when the request carries no credentials at all. Throws 401
+    /// `session_expired` for unknown, revoked or expired credentials, 403 `account_inactive`,
+    /// and 403 `csrf_failed` for a cookie-authenticated unsafe request without a valid CSRF
+    /// token or with a foreign `Origin`.
+    func authenticate(_ request: Request) async throws -> AuthenticatedUser?
+}
+
+/// The authenticated user of a request, set by `RequireUser` and `RequireAdmin`.
+public enum CurrentUser: ContextKey {
+    public typealias Value = AuthenticatedUser
+}
+
+extension RequestContext {
+    /// The authenticated user; 401 when the route was not behind `RequireUser`/`RequireAdmin`.
+    public func user() throws -> AuthenticatedUser {
+        guard let user = self[CurrentUser.self] else { throw APIError.unauthenticated() }
+        return user
+    }
+}
+
+/// Lets only authenticated users through (401 `unauthenticated` otherwise) and stores the user
+/// in `context[CurrentUser.self]`. The authenticator is looked up per request, so the middleware
+/// can be built before the accounts module boots.
+public struct RequireUser: Middleware {
+    let services: ServiceRegistry
+
+    public init(services: ServiceRegistry) { self.services = services }
+
+    public func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
+        _ = try await RequireUser.resolve(request, context: context, services: services)
+        return try await next(request, context)
+    }
+
+    /// Authenticates once per request; a second middleware reuses the stored user.
+    static func resolve(_ request: Request, context: RequestContext, services: ServiceRegistry) async throws -> AuthenticatedUser {
+        if let user = context[CurrentUser.self] { return user }
+        guard let authenticator = services.resolve((any SessionAuthenticator).self),
+              let user = try await authenticator.authenticate(request) else {
+            throw APIError.unauthenticated()
+        }
+        context[CurrentUser.self] = user
+        context.logger = context.logger.with("user.id", String(user.id))
+        return user
+    }
+}
+
+/// Like `RequireUser`, then 403 `forbidden` unless the user is an admin.
+public struct RequireAdmin: Middleware {
+    let services: ServiceRegistry
+
+    public init(services: ServiceRegistry) { self.services = services }
+
+    public func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
+        let user = try await RequireUser.resolve(request, context: context, services: services)
+        guard user.isAdmin else { throw APIError.forbidden("this needs an admin") }
+        return try await next(request, context)
+    }
+}
+
+/// What other modules may know about a user.
+public struct DirectoryUser: Sendable, Equatable {
+    public let id: Int64
+    public let username: String
+    public let displayName: String
+    public let email: String
+    public let role: UserRole
+    public let active: Bool
+    /// ISO 639-1 code of the user's language.
+    public let language: String
+
+    public init(id: Int64, username: String, displayName: String, email: String, role: UserRole, active: Bool, language: String) {
+        self.id = id
+        self.username = username
+        self.displayName = displayName
+        self.email = email
+        self.role = role
+        self.active = active
+        self.language = language
+    }
+}
+
+/// Read access to the company's users for other modules; implemented by accounts.
+public protocol UserDirectory: Sendable {
+    /// The user with `id`, active or not; nil when there is none.
+    func user(id: Int64) async throws -> DirectoryUser?
+    /// The ids of every active admin.
+    func activeAdminIDs() async throws -> [Int64]
+}
