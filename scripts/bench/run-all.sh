@@ -12,7 +12,7 @@ REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 RESULTS_DIR="$REPO_ROOT/bench-results"
 PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
-BENCHMARKS=(healthz writes memory)
+BENCHMARKS=(healthz writes memory login)
 
 [ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
 bin="$1"
@@ -77,7 +77,8 @@ references = [
     "References: healthz — nginx 1 worker, both servers pinned to CPU 0 with one event loop, wrk -t1 -c64 -d8s on CPU 1, best of 2 alternating rounds;",
     "writes — the same sgem-server with `--store-write-batch 1` (one transaction per insert), 64 conns, 8 s, only 201s counted;",
     "raw SQLite — Python sqlite3, WAL, synchronous=FULL, one INSERT per transaction, one thread, 3 s;",
-    "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections.",
+    "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections;",
+    "login — GET /api/v1/me p99 with a bearer token alone (wrk -c8), against the same while 8 clients log in with the production scrypt cost (N=2^17).",
 ]
 lines += references
 # The end figure includes the benchmarks' own load; only the start says whether others were busy.
