@@ -19,9 +19,9 @@ let package = Package(
         .target(name: "CLinux", path: "Sources/CLinux"),
 
         // Platform layers.
-        .target(name: "SGEMSupport", dependencies: ["COpenSSL"]),
+        .target(name: "SGEMSupport", dependencies: ["CLinux", "COpenSSL"]),
         .target(name: "SGEMHTTP", dependencies: ["CLinux", "COpenSSL", "SGEMSupport"]),
-        .target(name: "SGEMStore", dependencies: ["CSQLite", "SGEMSupport"]),
+        .target(name: "SGEMStore", dependencies: ["CLinux", "CSQLite", "SGEMSupport"]),
         .target(name: "SGEMShell", dependencies: ["SGEMSupport"]),
         .target(name: "SGEMCore", dependencies: ["SGEMSupport", "SGEMHTTP", "SGEMStore", "SGEMShell"]),
         .target(name: "SGEMConsole", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMSupport"]),

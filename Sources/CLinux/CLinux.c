@@ -12,6 +12,7 @@
 #include <time.h>
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
 
 const uint32_t SGEM_EPOLLIN = EPOLLIN;
 const uint32_t SGEM_EPOLLOUT = EPOLLOUT;
@@ -111,4 +112,11 @@ void sgem_wall_clock(int64_t *seconds, int32_t *nanos) {
     clock_gettime(CLOCK_REALTIME, &ts);
     *seconds = ts.tv_sec;
     *nanos = (int32_t)ts.tv_nsec;
+}
+
+void sgem_set_thread_name(const char *name) {
+    char buf[16];
+    strncpy(buf, name, sizeof buf - 1);
+    buf[sizeof buf - 1] = 0;
+    pthread_setname_np(pthread_self(), buf);
 }

@@ -41,7 +41,7 @@ final class PasswordHasher: Sendable {
 
     init(logN: Int, threads: Int, metrics: MetricsRegistry = .shared) {
         parameters = ScryptParameters(logN: logN)
-        pool = BlockingPool(name: "sgem-hash", threads: threads)
+        pool = BlockingPool(name: "hash", threads: threads)
         dummyHash = PasswordHasher.format(parameters, salt: Crypto.randomBytes(Self.saltBytes), key: Crypto.randomBytes(Self.keyBytes))
         timings = metrics.histogram("sgem_accounts_password_hash_seconds", help: "Time to derive one scrypt password hash.",
                                     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])

@@ -190,6 +190,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     private func run() {
+        sgem_set_thread_name("sgem-http")
         threadID.store(UInt(pthread_self()), ordering: .releasing)
         var events = [sgem_epoll_event](repeating: sgem_epoll_event(), count: 256)
         now = sgem_monotonic_ns()

@@ -1,3 +1,4 @@
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -140,16 +141,18 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
 
 /// Carries a closure into a new pthread.
 private final class ThreadStart: @unchecked Sendable {   // handed to exactly one thread, then released
+    let name: String
     let body: @Sendable () -> Void
-    init(body: @escaping @Sendable () -> Void) { self.body = body }
+    init(name: String, body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
 }
 
 /// Runs `body` on a new detached pthread, off Swift's cooperative pool.
 func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws {
-    let start = Unmanaged.passRetained(ThreadStart(body: body))
+    let start = Unmanaged.passRetained(ThreadStart(name: name, body: body))
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { raw in
         let start = Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue()
+        sgem_set_thread_name(start.name)
         start.body()
         return nil
     }, start.toOpaque())

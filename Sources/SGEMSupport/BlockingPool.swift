@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Synchronization
 
 /// A fixed set of dedicated threads for blocking work (password hashing, file I/O), so that it
@@ -69,7 +70,10 @@ public final class BlockingPool: Sendable {
     }
 
     private func startThread() {
-        let box = Unmanaged.passRetained(ThreadBody { [self] in self.work() })
+        let box = Unmanaged.passRetained(ThreadBody { [self] in
+            sgem_set_thread_name("sgem-" + self.name)
+            self.work()
+        })
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
             let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()

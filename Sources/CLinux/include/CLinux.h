@@ -46,6 +46,8 @@ ssize_t sgem_send2(int fd, const void *a, size_t alen, const void *b, size_t ble
 long long sgem_resident_bytes(void);
 /* Number of open file descriptors of this process (count of /proc/self/fd), or -1. */
 int sgem_open_fd_count(void);
+/* Names the calling thread (at most 15 bytes are kept), so `top -H` and debuggers show what it is. */
+void sgem_set_thread_name(const char *name);
 /* Monotonic clock in nanoseconds. */
 uint64_t sgem_monotonic_ns(void);
 /* Wall clock: seconds and nanoseconds since the epoch. */
