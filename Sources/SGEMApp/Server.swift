@@ -66,9 +66,7 @@ public final class RunningServer: Sendable {
             module.registerConsolePages(&consolePages)
         }
         pages.pages = consolePages.pages
-        let store = try await Application.openMigratedStore(configuration, report: { id in
-            logger.notice("migration applied", ["migration": id])
-        })
+        let store = try await Application.openMigratedStore(configuration)
 
         let router = Router(defaultMaxBodyBytes: configuration.int("max-body-bytes"))
         let context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(),
@@ -118,7 +116,9 @@ public final class RunningServer: Sendable {
         // Only while no active admin exists (an unreadable directory still shows the hint).
         if let directory = context.services.resolve((any UserDirectory).self),
            let admins = try? await directory.activeAdminIDs(), !admins.isEmpty { return nil }
-        return "create the first admin: \(Application.name) admin create-user --username admin --email you@example.com --role admin --random-password"
+        let program = CommandLine.arguments.first ?? Application.name
+        let dataDir = context.configuration.sources["data-dir"] == "default" ? "" : " --data-dir \(context.configuration.dataDirectory)"
+        return "create the first admin: \(program) admin create-user --username admin --email you@example.com --role admin --random-password\(dataDir)"
     }
 
     static func httpConfiguration(_ c: Configuration) -> HTTPServerConfiguration {

@@ -10,8 +10,10 @@ enum ResponseWriter {
         let isHead = head.method == .HEAD
         let status = response.status
         let bodyless = status < 200 || status == 204 || status == 304
+        out.append(contentsOf: HTTPDate.headerLine())
         for (name, value) in response.headers.fields {
             if !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection") { continue }
+            if HTTPHeaders.equalsIgnoringCase(name, "Date") { continue }
             if HTTPHeaders.equalsIgnoringCase(name, "Content-Length") && !(isHead && !bodyless) { continue }
             appendField(name, value, into: &out)
         }

@@ -22,6 +22,9 @@ func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, In
         let dir = TempDir()
         defer { dir.cleanup() }
         let (server, port) = try startServer(dir)
+        // A first run tells the operator how to create the first admin, for this data directory.
+        let banner = try server.waitForOutput("--random-password --data-dir \(dir.path)\n")
+        #expect(banner.contains("create the first admin: \(Subprocess.binary) admin create-user --username admin"))
 
         let health = try httpRequest(port: port, path: "/healthz")
         #expect(health.status == 200)

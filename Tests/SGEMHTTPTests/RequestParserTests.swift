@@ -143,3 +143,14 @@ struct RequestParserTests {
         guard case .tooLarge = step else { Issue.record("cap not enforced"); return }
     }
 }
+
+@Suite("HTTP date") struct HTTPDateTests {
+    @Test(arguments: [
+        (Int64(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT"),   // RFC 9110's example
+        (Int64(0), "Thu, 01 Jan 1970 00:00:00 GMT"),
+        (Int64(1_796_070_246), "Mon, 30 Nov 2026 20:24:06 GMT"),
+    ])
+    func formatsIMFFixdate(_ seconds: Int64, _ text: String) {
+        #expect(HTTPDate.format(seconds) == text)
+    }
+}

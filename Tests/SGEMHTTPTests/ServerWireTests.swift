@@ -21,6 +21,9 @@ struct ServerWireTests {
             #expect(response.text == "hello \(name)")
             #expect(response.header("Connection") == nil)
             #expect(response.header("X-Request-Id")?.count == 16)
+            // RFC 9110 §6.6.1: an origin server with a clock sends Date, in IMF-fixdate.
+            let date = try #require(response.header("Date"))
+            #expect(date.hasSuffix(" GMT") && date.count == 29, "\(date)")
         }
         #expect(t.server.openConnections == 1)
         await t.server.shutdown()
