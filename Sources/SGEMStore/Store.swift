@@ -49,7 +49,7 @@ public final class Store: Sendable {
             // Threads already started drain nothing and close their own connections.
             writes.stop()
             reads.stop()
-            throw error
+            throw StoreError(code: .system, message: "\(error)", cause: error)
         }
         logger.info("store opened", ["store.path": path, "store.readers": String(readers.count), "store.max_batch": String(configuration.maxBatch)])
     }

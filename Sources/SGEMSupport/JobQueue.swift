@@ -5,7 +5,7 @@ import Glibc
 
 /// A FIFO of jobs served by dedicated threads: callers enqueue, workers block on a condition
 /// variable until there is work, and `stop` lets the workers drain the queue and exit.
-final class JobQueue<Job: Sendable>: @unchecked Sendable {
+public final class JobQueue<Job: Sendable>: @unchecked Sendable {
     // Every stored property below `cond` is read and written only while `mutex` is held.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -16,7 +16,7 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
     private var exited = false
     private var exitWaiters: [CheckedContinuation<Void, Never>] = []
 
-    init() {
+    public init() {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(cond, nil)
     }
@@ -35,10 +35,10 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
     }
 
     /// Jobs waiting, not yet taken by a worker.
-    var depth: Int { locked { jobs.count - head } }
+    public var depth: Int { locked { jobs.count - head } }
 
     /// Queues `job`; false once the queue is stopping.
-    func enqueue(_ job: Job) -> Bool {
+    public func enqueue(_ job: Job) -> Bool {
         locked {
             guard !stopping else { return false }
             jobs.append(job)
@@ -48,7 +48,7 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
     }
 
     /// Puts `returned` back at the front, in order (jobs a worker took but could not run).
-    func requeue(_ returned: [Job]) {
+    public func requeue(_ returned: [Job]) {
         guard !returned.isEmpty else { return }
         locked {
             jobs = returned + jobs[head...]
@@ -59,7 +59,7 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
 
     /// Blocks until jobs are waiting and takes up to `limit` of them, or a leading job for which
     /// `alone` is true by itself. Nil when the queue is stopping and empty: the worker should exit.
-    func take(limit: Int, alone: (Job) -> Bool = { _ in false }) -> [Job]? {
+    public func take(limit: Int, alone: (Job) -> Bool = { _ in false }) -> [Job]? {
         locked {
             while head == jobs.count {
                 if stopping { return nil }
@@ -83,18 +83,18 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
     }
 
     /// Refuses new jobs; workers finish what is queued, then exit.
-    func stop() {
+    public func stop() {
         locked {
             stopping = true
             pthread_cond_broadcast(cond)
         }
     }
 
-    var isStopping: Bool { locked { stopping } }
+    public var isStopping: Bool { locked { stopping } }
 
     /// Starts a dedicated thread named `name` that runs `body`; it counts as a worker until
     /// `body` returns.
-    func startWorker(name: String, _ body: @escaping @Sendable () -> Void) throws {
+    public func startWorker(name: String, _ body: @escaping @Sendable () -> Void) throws {
         locked { workers += 1 }
         do {
             try startThread(name: name) { [self] in
@@ -120,14 +120,14 @@ final class JobQueue<Job: Sendable>: @unchecked Sendable {
     }
 
     /// Blocks the calling thread until every worker has exited (for another queue's worker).
-    func blockUntilStopped() {
+    public func blockUntilStopped() {
         locked {
             while !(exited || workers == 0) { pthread_cond_wait(cond, mutex) }
         }
     }
 
     /// Returns once every worker has exited.
-    func waitUntilStopped() async {
+    public func waitUntilStopped() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = locked { () -> Bool in
                 if exited || workers == 0 { return true }
@@ -146,8 +146,8 @@ private final class ThreadStart: @unchecked Sendable {   // handed to exactly on
     init(name: String, body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
 }
 
-/// Runs `body` on a new detached pthread, off Swift's cooperative pool.
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws {
+/// Runs `body` on a new detached pthread named `name`, off Swift's cooperative pool.
+public func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws {
     let start = Unmanaged.passRetained(ThreadStart(name: name, body: body))
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { raw in
@@ -158,7 +158,14 @@ func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws {
     }, start.toOpaque())
     guard rc == 0 else {
         start.release()
-        throw StoreError(code: .system, message: "cannot start thread \(name): \(String(cString: strerror(rc)))")
+        throw ThreadStartError(name: name, code: rc)
     }
     pthread_detach(thread)
+}
+
+/// A dedicated thread could not be started (`pthread_create` failed).
+public struct ThreadStartError: Error, CustomStringConvertible {
+    public let name: String
+    public let code: Int32
+    public var description: String { "cannot start thread \(name): \(String(cString: strerror(code)))" }
 }
