@@ -11,7 +11,7 @@ BIN_RELEASE := .build/release/sgem-server
 # Debian's python carries Debian's selenium; pyenv shims may shadow `python3`.
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all build release run test test-swift test-browser bench console clean help
+.PHONY: all build release run test test-swift test-browser test-openapi bench console clean help
 
 all: build
 
@@ -41,7 +41,7 @@ run: release
 console:
 	python3 scripts/embed-console.py
 
-test: test-swift test-browser
+test: test-swift test-openapi test-browser
 
 test-swift:
 	@scripts/bootstrap.sh test
@@ -52,6 +52,11 @@ test-swift:
 test-browser: release
 	@scripts/bootstrap.sh test
 	$(PYTHON) scripts/browser/run.py --binary $(BIN_RELEASE)
+
+# The served OpenAPI document validates against the OpenAPI 3.0 schema (openapi-spec-validator, PyPI).
+test-openapi: release
+	@scripts/bootstrap.sh test
+	python3 scripts/check-openapi.py $(BIN_RELEASE)
 
 bench: release
 	@scripts/bootstrap.sh bench

@@ -9,7 +9,7 @@ packages=(libsqlite3-dev libssl-dev pkg-config sqlite3 openssl python3)
 case "$profile" in
   build) ;;
   test) packages+=(chromium chromium-driver python3-selenium) ;;
-  bench) packages+=(wrk nginx-light hyperfine util-linux) ;;
+  bench) packages+=(wrk nginx-light util-linux curl) ;;
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 
@@ -24,7 +24,17 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
   echo "note: swift is at /opt/swift/usr/bin; add it to PATH" >&2
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+install_python_tools() {
+  # The OpenAPI check validates with openapi-spec-validator from PyPI, into the python3 on PATH.
+  if [ "$profile" = test ] && ! python3 -c 'import openapi_spec_validator' >/dev/null 2>&1; then
+    echo "bootstrap: installing openapi-spec-validator (PyPI)"
+    python3 -m pip install --quiet --disable-pip-version-check openapi-spec-validator >/tmp/sgem-bootstrap-pip.log 2>&1 \
+      || python3 -m pip install --quiet --break-system-packages openapi-spec-validator >>/tmp/sgem-bootstrap-pip.log 2>&1 \
+      || { tail -5 /tmp/sgem-bootstrap-pip.log >&2; echo "bootstrap: pip install failed" >&2; exit 1; }
+  fi
+}
+
+if [ ${#missing[@]} -eq 0 ]; then install_python_tools; exit 0; fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -43,3 +53,4 @@ if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/
     exit 1
   fi
 fi
+install_python_tools
