@@ -136,6 +136,38 @@ func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, In
     }
 }
 
+@Suite(.serialized) struct TLSServeTests {
+    @Test func servesHTTPSWithTheGivenCertificate() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let cert = dir.path + "/cert.pem", key = dir.path + "/key.pem"
+        #expect(try runShell("openssl req -x509 -newkey rsa:2048 -nodes -keyout '\(key)' -out '\(cert)' -days 1 -subj /CN=127.0.0.1 2>/dev/null") == 0)
+        let p = try Subprocess(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir.path + "/data",
+                                "--log-level", "warning", "--tls-cert", cert, "--tls-key", key])
+        let out = try p.waitForOutput("listening on https://127.0.0.1:")
+        let line = try #require(out.split(separator: "\n").first { $0.contains("listening on https://") })
+        let port = try #require(Int(line.split(separator: ":").last?.prefix { $0.isNumber } ?? ""))
+        let body = dir.path + "/body.txt"
+        // curl verifies the chain against our own certificate and refuses anything below TLS 1.2.
+        #expect(try runShell("curl -sS --max-time 10 --cacert '\(cert)' --tlsv1.2 https://127.0.0.1:\(port)/healthz > '\(body)'") == 0)
+        #expect(readAll(body) == #"{"status":"ok"}"#)
+        #expect(try runShell("curl -sS --max-time 10 --cacert '\(cert)' --tls-max 1.1 https://127.0.0.1:\(port)/healthz > /dev/null 2>&1") != 0,
+                "TLS 1.1 must be refused")
+        p.signal(SIGTERM)
+        #expect(try p.wait(seconds: 20) == 0)
+    }
+
+    @Test func unreadableCertificateIsOneClearLine() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let r = try runBinary(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir.path, "--log-level", "warning",
+                               "--tls-cert", dir.path + "/missing.pem", "--tls-key", dir.path + "/missing-key.pem"])
+        #expect(r.code == 1)
+        #expect(r.err.hasPrefix("sgem-server: cannot listen on 127.0.0.1:0"), "\(r.err)")
+        #expect(r.err.split(separator: "\n").count == 1)
+    }
+}
+
 /// Collects acknowledged ids from concurrent writers.
 final class AckLog: Sendable {
     private let ids = Mutex<[Int]>([])
