@@ -161,6 +161,11 @@ const strings = {
     "admin.deactivated": "{name} has been deactivated.",
     "admin.activated": "{name} has been reactivated.",
     "admin.you": "you",
+    "admin.edit": "Edit",
+    "admin.editTitle": "Edit {name}",
+    "admin.save": "Save",
+    "admin.cancel": "Cancel",
+    "admin.saved": "{name} has been updated.",
   },
   es: {
     "app.name": "sgem",
@@ -322,6 +327,11 @@ const strings = {
     "admin.deactivated": "Se ha desactivado a {name}.",
     "admin.activated": "Se ha reactivado a {name}.",
     "admin.you": "tú",
+    "admin.edit": "Editar",
+    "admin.editTitle": "Editar a {name}",
+    "admin.save": "Guardar",
+    "admin.cancel": "Cancelar",
+    "admin.saved": "Se ha actualizado a {name}.",
   },
 };
 

@@ -471,12 +471,23 @@ def admin_creates_a_user_who_then_logs_in(ctx):
         assert d.find_element(By.ID, "admin-counts").text == "2 people, 1 active"
         d.find_element(By.CSS_SELECTOR, row + " button[data-action='activate']").click()
         wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, row + " .badge").text == "Active")
+        # Edit the user's details inline; only changed fields are sent, the list redraws.
+        d.find_element(By.CSS_SELECTOR, row + " button[data-action='edit']").click()
+        position = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, row + " form input[data-field='position']"))
+        position.clear()
+        position.send_keys("Kernel maintainer")
+        os.makedirs(ctx["shots"], exist_ok=True)
+        d.find_element(By.CSS_SELECTOR, row).screenshot(os.path.join(ctx["shots"], "admin-edit-row.png"))
+        d.find_element(By.CSS_SELECTOR, row + " form button[data-action='save']").click()
+        wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, "main section .notice.ok").text == "Linus Torvalds has been updated.")
+        assert not d.find_elements(By.CSS_SELECTOR, row + " form"), "the edit form closes after saving"
         # The directory finds the new colleague by a prefix of a name word, and filters by status.
         d.find_element(By.CSS_SELECTOR, "#sidebar a[href='#/directory']").click()
         screen(d, "directory")
         wait_for(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#dir-list .person")) == 2)
         d.find_element(By.ID, "dir-search").send_keys("torv")
         wait_for(d, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, "#dir-list .person h2")] == ["Linus Torvalds"])
+        assert "Kernel maintainer" in d.find_element(By.CSS_SELECTOR, "#dir-list .person").text, "edited position shows in the directory"
         Select(d.find_element(By.ID, "dir-status")).select_by_value("inactive")
         wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, "#dir-list .empty").text == "Nobody matches this search.")
         assert d.find_element(By.ID, "dir-counts").text == "2 people, 2 active"

@@ -1,5 +1,5 @@
-// Admin: every user, creating users (a generated password is shown once), changing roles,
-// deactivating and reactivating, and resetting passwords.
+// Admin: every user, creating users (a generated password is shown once), editing their details,
+// changing roles, deactivating and reactivating, and resetting passwords.
 import { get, post, patch, ApiError } from "../api.js";
 import { t, counts as countsText } from "../i18n.js";
 import { h, field, showFieldErrors, notice, avatar, copyButton } from "../dom.js";
@@ -73,13 +73,62 @@ export function render(root, ctx) {
       }
     });
 
-    return h("li.admin-row" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id, username: user.username } },
+    const edit = h("button.secondary", { type: "button", dataset: { action: "edit" } }, t("admin.edit"));
+    const item = h("li.admin-row" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id, username: user.username } },
       avatar(user, "sm"),
       h("div.admin-who", {},
         h("strong", {}, name, isMe ? h("span.muted", {}, ` (${t("admin.you")})`) : null),
         h("span.muted", {}, `@${user.username} · ${user.email}`)),
       h("span.badge." + (user.active ? "on" : "off"), {}, user.active ? t("dir.active") : t("dir.inactive")),
-      h("div.admin-actions", {}, role, toggle, reset));
+      h("div.admin-actions", {}, edit, role, toggle, reset));
+    edit.addEventListener("click", () => {
+      if (item.querySelector("form")) return;
+      item.append(editForm(user, () => item.querySelector("form")?.remove()));
+    });
+    return item;
+  }
+
+  /// An inline form for a user's details; only changed fields are sent.
+  function editForm(user, close) {
+    const name = user.displayName || user.username;
+    const input = (key, attrs = {}) => h("input", { value: user[key] ?? "", dataset: { field: key }, ...attrs });
+    const edits = {
+      displayName: field(t("admin.displayName"), input("displayName", { maxlength: 100 })),
+      email: field(t("admin.email"), input("email", { type: "email", required: true })),
+      position: field(t("profile.position"), input("position", { maxlength: 100 })),
+      phone: field(t("profile.phone"), input("phone", { type: "tel", maxlength: 40 })),
+    };
+    const formStatus = notice();
+    const save = h("button", { type: "submit", dataset: { action: "save" } }, t("admin.save"));
+    const cancel = h("button.secondary", { type: "button" }, t("admin.cancel"));
+    const form = h("form.admin-edit", { novalidate: true, "aria-label": t("admin.editTitle", { name }) },
+      h("div.grid", {}, ...Object.values(edits).map((f) => f.wrap)),
+      formStatus, h("div.actions", {}, save, cancel));
+    cancel.addEventListener("click", close);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = {};
+      for (const [key, f] of Object.entries(edits)) {
+        const value = f.input.value.trim();
+        if (value !== (user[key] ?? "")) body[key] = value;
+      }
+      if (!Object.keys(body).length) { close(); return; }
+      save.disabled = true;
+      try {
+        const updated = await patch(`/admin/users/${user.id}`, body);
+        status.set("ok", t("admin.saved", { name: updated.displayName || updated.username }));
+        if (updated.id === ctx.me.id) ctx.setMe({ ...ctx.me, ...updated });
+        await load();
+      } catch (error) {
+        const problems = error instanceof ApiError ? { ...error.fields } : {};
+        if (error.code === "email_taken") problems.email = t("err.email_taken");
+        showFieldErrors(edits, problems);
+        formStatus.set("bad", errorText(error));
+        save.disabled = false;
+      }
+    });
+    setTimeout(() => edits.displayName.input.focus(), 0);
+    return form;
   }
 
   let sequence = 0;
