@@ -17,6 +17,7 @@ enum Server {
         guard let lock = try DataDirectoryLock.acquire(configuration.lockPath) else {
             throw CommandError.failure("another server is already running on \(configuration.dataDirectory)")
         }
+        raiseOpenFileLimit(configuration: configuration, logger: logger)
         let signals = SignalWaiter([SIGTERM, SIGINT])
         let running = try await RunningServer.start(configuration: configuration, logger: logger)
         let scheme = configuration.string("tls-cert") == nil ? "http" : "https"
@@ -32,6 +33,24 @@ enum Server {
         await running.stop()
         _ = lock
         logger.notice("stopped")
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit, as nginx and Go do: every connection is
+/// a descriptor, and the usual soft default (1024) is below `--max-connections`' default.
+func raiseOpenFileLimit(configuration: Configuration, logger: Logger) {
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    // Descriptors beyond connections: the database, its WAL, epoll, eventfds, stdio.
+    let needed = rlim_t(configuration.int("max-connections") + 64)
+    if limit.rlim_cur < needed {
+        logger.warning("open-file limit is below max-connections; connections past it wait in the backlog",
+                       ["limit": String(limit.rlim_cur), "max_connections": String(configuration.int("max-connections"))])
     }
 }
 

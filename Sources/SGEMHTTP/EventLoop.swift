@@ -100,6 +100,9 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     var nextTick: UInt64 = 0
     var shuttingDown = false
     var stopping = false
+    /// While out of descriptors (EMFILE and friends) the listener is taken out of epoll until
+    /// this monotonic time, so a full backlog does not wake the loop in a busy spin.
+    var acceptPausedUntil: UInt64 = 0
     var shutdownDeadline: UInt64 = 0
     var drained: CheckedContinuation<Void, Never>?
 
@@ -224,6 +227,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                 tick()
                 nextTick = now + EventLoop.tickInterval
             }
+            if acceptPausedUntil != 0 && now >= acceptPausedUntil { resumeAccepting() }
             if shuttingDown { checkDrained() }
             if stopping && inFlight == 0 && connectionCount == 0 { break }
         }
@@ -245,8 +249,14 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                 case EINTR, ECONNABORTED, EPROTO: continue
                 case EAGAIN, EWOULDBLOCK: return
                 default:
-                    // EMFILE/ENFILE/ENOBUFS: leave the rest in the backlog for a later round.
-                    core.logger.warning("accept failed", ["errno": String(errno)])
+                    // EMFILE/ENFILE/ENOBUFS/ENOMEM: leave the backlog to the kernel and stop
+                    // listening for a tick; the listener would otherwise wake us at once, forever.
+                    let code = errno
+                    if acceptPausedUntil == 0 {
+                        core.logger.warning("accept failed; pausing accepts", ["errno": String(code), "error": String(cString: strerror(code))])
+                        _ = sgem_epoll_del(epfd, listenFD)
+                    }
+                    acceptPausedUntil = now + EventLoop.tickInterval
                     return
                 }
             }
@@ -285,6 +295,17 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     private func tick() {
         for case let connection? in connections { connection.tick(now) }
+    }
+
+    /// Puts the listener back after a pause for lack of descriptors and tries the backlog again.
+    private func resumeAccepting() {
+        acceptPausedUntil = 0
+        guard listenFD >= 0, !shuttingDown else { return }
+        guard sgem_epoll_add(epfd, listenFD, SGEM_EPOLLIN, EventLoop.listenerToken) == 0 else {
+            acceptPausedUntil = now + EventLoop.tickInterval
+            return
+        }
+        acceptAll()
     }
 
     // MARK: Shutdown

@@ -168,6 +168,67 @@ func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, In
     }
 }
 
+@Suite(.serialized) struct DescriptorExhaustionTests {
+    /// Out of file descriptors, the server neither crashes nor spins on its listener, and serves
+    /// again once descriptors free up.
+    @Test func outOfDescriptorsPausesAcceptsWithoutSpinning() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        // A hard limit of 40 descriptors: the server cannot raise it, and runs out after ~20 clients.
+        let p = try Subprocess(["-c", "ulimit -n 40 && exec '\(Subprocess.binary)' serve --host 127.0.0.1 --port 0 --data-dir '\(dir.path)' --log-level warning"],
+                               executable: "/bin/sh")
+        let out = try p.waitForOutput("listening on http://127.0.0.1:")
+        let line = try #require(out.split(separator: "\n").first { $0.contains("listening on") })
+        let port = try #require(Int(line.split(separator: ":").last?.prefix { $0.isNumber } ?? ""))
+        #expect(try httpRequest(port: port, path: "/healthz").status == 200)
+
+        var clients: [Int32] = []
+        defer { for fd in clients { close(fd) } }
+        for _ in 0..<60 { clients.append(try connectIdle(port: port)) }
+        // Wait until the server reports running out, then measure its CPU over one second.
+        let deadline = now() + 10
+        while !p.stderr.contains("pausing accepts") && now() < deadline { usleep(20_000) }
+        #expect(p.stderr.contains("pausing accepts"), "\(p.stderr)")
+        let before = try cpuTicks(p.pid)
+        usleep(1_000_000)
+        let used = try cpuTicks(p.pid) - before
+        #expect(used < 50, "server used \(used) of 100 ticks while out of descriptors")
+
+        for fd in clients { close(fd) }
+        clients = []
+        var recovered = false
+        let until = now() + 15
+        while !recovered && now() < until {
+            recovered = (try? httpRequest(port: port, path: "/healthz", timeout: 2))?.status == 200
+        }
+        #expect(recovered, "the server serves again once descriptors are free")
+        #expect(!p.hasExited())
+        p.signal(SIGTERM)
+        #expect(try p.wait(seconds: 20) == 0)
+    }
+}
+
+/// A TCP connection that sends nothing.
+func connectIdle(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard ok == 0 else { close(fd); throw TestFailure("connect failed: errno \(errno)") }
+    return fd
+}
+
+/// User plus system CPU time of a process, in clock ticks (100 per second), from /proc.
+func cpuTicks(_ pid: pid_t) throws -> Int {
+    guard let stat = readAll("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { throw TestFailure("no /proc stat") }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // After the command name: state is field 3, utime 14 and stime 15 (1-based, whole line).
+    guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { throw TestFailure("bad /proc stat") }
+    return user + system
+}
+
 /// Collects acknowledged ids from concurrent writers.
 final class AckLog: Sendable {
     private let ids = Mutex<[Int]>([])

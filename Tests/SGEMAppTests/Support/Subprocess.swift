@@ -21,7 +21,8 @@ final class Subprocess: @unchecked Sendable {   // used from one test at a time
         return dir + "/sgem-server"
     }
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `executable` (the server binary unless given) with `arguments`.
+    init(_ arguments: [String], environment: [String: String] = [:], executable: String = Subprocess.binary) throws {
         var inPipe: [Int32] = [0, 0], outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe failed") }
         // Close-on-exec so other tests' children never inherit these pipes (they would hold
@@ -33,16 +34,16 @@ final class Subprocess: @unchecked Sendable {   // used from one test at a time
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        let argv = [Subprocess.binary] + arguments
+        let argv = [executable] + arguments
         var env = ["PATH=/usr/bin:/bin"]
         for (k, v) in environment { env.append("\(k)=\(v)") }
         let cArgs = argv.map { strdup($0) } + [nil]
         let cEnv = env.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) }; for p in cEnv { free(p) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, Subprocess.binary, &actions, nil, cArgs, cEnv)
+        let rc = posix_spawn(&child, executable, &actions, nil, cArgs, cEnv)
         close(inPipe[0]); close(outPipe[1]); close(errPipe[1])
-        guard rc == 0 else { throw TestFailure("posix_spawn \(Subprocess.binary) failed: \(rc)") }
+        guard rc == 0 else { throw TestFailure("posix_spawn \(executable) failed: \(rc)") }
         pid = child
         stdinFD = inPipe[1]
         stdoutFD = outPipe[0]
