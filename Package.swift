@@ -37,13 +37,14 @@ let package = Package(
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
+        .target(name: "SGEMTestSupport", dependencies: ["SGEMSupport"], path: "Tests/SGEMTestSupport"),
         .testTarget(name: "SGEMSupportTests", dependencies: ["SGEMSupport"]),
         .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMHTTP", "SGEMSupport", "CLinux"]),
         .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMShellTests", dependencies: ["SGEMShell", "SGEMSupport"]),
         .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),
-        .testTarget(name: "SGEMAccountsTests", dependencies: ["SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
-        .testTarget(name: "SGEMAppTests", dependencies: ["SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
+        .testTarget(name: "SGEMAccountsTests", dependencies: ["SGEMTestSupport", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
+        .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

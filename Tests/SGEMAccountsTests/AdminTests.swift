@@ -1,4 +1,5 @@
 import SGEMSupport
+import SGEMTestSupport
 import Testing
 
 /// Who calls an endpoint in the access table.

@@ -1,5 +1,6 @@
 import SGEMAccounts
 import SGEMSupport
+import SGEMTestSupport
 import Testing
 
 @Suite struct AuthTests {

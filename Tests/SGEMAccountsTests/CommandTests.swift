@@ -1,5 +1,6 @@
 import SGEMShell
 import SGEMSupport
+import SGEMTestSupport
 import Testing
 
 @Suite struct CommandTests {

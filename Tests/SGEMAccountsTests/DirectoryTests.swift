@@ -1,4 +1,5 @@
 import SGEMSupport
+import SGEMTestSupport
 import Testing
 
 @Suite struct DirectoryTests {

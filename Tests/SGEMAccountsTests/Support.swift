@@ -10,31 +10,8 @@ import SGEMShell
 import SGEMStore
 import SGEMSupport
 import Synchronization
+import SGEMTestSupport
 import Testing
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
-}
-
-/// A fresh temporary directory, removed by `cleanup`.
-struct TempDir: Sendable {
-    let path: String
-    init() {
-        var template = Array("/tmp/sgem-accounts-test-XXXXXX".utf8CString)
-        path = String(cString: mkdtemp(&template)!)
-    }
-
-    func cleanup() {
-        guard let dir = opendir(path) else { return }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name != "." && name != ".." { unlink(path + "/" + name) }
-        }
-        closedir(dir)
-        rmdir(path)
-    }
-}
 
 /// The settings every test server uses: loopback, port 0, cheap hashes.
 func testSettings(_ dir: TempDir) -> [String: String] {
@@ -129,16 +106,6 @@ struct LoggedIn: Sendable {
 }
 
 /// A response as read off the wire.
-struct WireResponse: Sendable {
-    let status: Int
-    let headers: [(String, String)]
-    let body: [UInt8]
-    func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-    var text: String { String(decoding: body, as: UTF8.self) }
-    func json() throws -> JSONValue { try JSONValue.parse(body) }
-    var errorCode: String? { (try? json())?["error"]?["code"]?.stringValue }
-}
-
 /// Blocking socket I/O runs on these threads, never on the cooperative pool that the in-process
 /// server's handlers need.
 let clientThreads = BlockingPool(name: "test-client", threads: 8)
@@ -157,68 +124,7 @@ func httpCall(port: Int, _ method: String, _ path: String, token: String? = nil,
     }
     let finalHeaders = all
     let finalBody = body
-    return try await clientThreads.run { try blockingRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
-}
-
-/// One HTTP/1.1 exchange over a new connection (`Connection: close`), with a timeout.
-func blockingRequest(port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8], timeout: Int = 20) throws -> WireResponse {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed") }
-    defer { close(fd) }
-    var tv = timeval(tv_sec: timeout, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = in_port_t(UInt16(port).bigEndian)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    guard ok == 0 else { throw TestFailure("connect to \(port) failed: errno \(errno)") }
-    var head = "\(method) \(path) HTTP/1.1\r\n"
-    if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1:\(port)\r\n" }
-    head += "Connection: close\r\n"
-    for (k, v) in headers { head += "\(k): \(v)\r\n" }
-    if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { head += "Content-Length: \(body.count)\r\n" }
-    head += "\r\n"
-    let request = Array(head.utf8) + body
-    var sent = 0
-    while sent < request.count {
-        let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if n < 0 && errno == EINTR { continue }
-        // The server may answer (413) and close before the whole body is sent.
-        if n <= 0 { break }
-        sent += n
-    }
-    var data: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            if errno == ECONNRESET, !data.isEmpty { break }
-            throw TestFailure("recv failed or timed out: errno \(errno)")
-        }
-        if n == 0 { break }
-        data += chunk[0..<n]
-    }
-    return try parseResponse(data)
-}
-
-func parseResponse(_ data: [UInt8]) throws -> WireResponse {
-    var end: Int?
-    if data.count >= 4 {
-        for i in 0...(data.count - 4) where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10 { end = i; break }
-    }
-    guard let end else { throw TestFailure("no complete response head: \(String(decoding: data, as: UTF8.self))") }
-    let lines = String(decoding: data[0..<end], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
-    let parts = lines[0].split(separator: " ")
-    guard parts.count >= 2, let status = Int(parts[1]) else { throw TestFailure("bad status line \(lines[0])") }
-    let headers = lines.dropFirst().compactMap { line -> (String, String)? in
-        guard let colon = line.firstIndex(of: ":") else { return nil }
-        return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " "))
-    }
-    var body = Array(data[(end + 4)...])
-    if let cl = headers.first(where: { $0.0.lowercased() == "content-length" }), let n = Int(cl.1) { body = Array(body.prefix(n)) }
-    return WireResponse(status: status, headers: headers, body: body)
+    return try await clientThreads.run { try httpRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
 }
 
 extension String {

@@ -3,6 +3,7 @@ import SGEMApp
 import SGEMCore
 import SGEMStore
 import SGEMSupport
+import SGEMTestSupport
 import Testing
 
 @Suite struct PasswordHasherTests {

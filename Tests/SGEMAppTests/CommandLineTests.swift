@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SGEMTestSupport
 import Testing
 import SGEMSupport
 

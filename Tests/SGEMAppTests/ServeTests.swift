@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import SGEMTestSupport
 import Testing
 import SGEMSupport
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SGEMTestSupport
 
 /// A child process with piped stdin, stdout and stderr, for driving the real binary.
 final class Subprocess: @unchecked Sendable {   // used from one test at a time
@@ -127,27 +128,6 @@ func runBinary(_ arguments: [String], input: String? = nil, seconds: Double = 60
     p.closeInput()
     let code = try p.wait(seconds: seconds)
     return (code, p.stdout, p.stderr)
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
-}
-
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// A fresh temporary directory, removed by `cleanup`.
-struct TempDir {
-    let path: String
-    init() {
-        var template = Array("/tmp/sgem-app-test-XXXXXX".utf8CString)
-        path = String(cString: mkdtemp(&template)!)
-    }
-    func cleanup() { _ = try? runShell("rm -rf '\(path)'") }
 }
 
 @discardableResult
