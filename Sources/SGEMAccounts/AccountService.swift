@@ -39,7 +39,7 @@ final class AccountService: Sendable {
 
     /// The user whose username or email is `login` (case-insensitive), with the password hash.
     func user(login: String) async throws -> (UserRecord, String)? {
-        let key = login.trimmed().lowercased()
+        let key = login.trimmingWhitespace().lowercased()
         return try await store.read { db in
             try db.queryOne("SELECT \(UserRecord.columns), password_hash FROM accounts_users WHERE username = ? OR email_lower = ? LIMIT 1", key, key)
                 .map { (UserRecord(row: $0), $0.string("password_hash") ?? "") }
@@ -49,7 +49,7 @@ final class AccountService: Sendable {
     /// The directory: users matching `query` by name-word, username or email prefix, by name
     /// then username, at most `limit`; plus the company-wide total and active counts.
     func list(query: String, status: String, limit: Int = 500) async throws -> (items: [UserRecord], total: Int, active: Int) {
-        let q = query.trimmed().lowercased()
+        let q = query.trimmingWhitespace().lowercased()
         let prefix = AccountService.likeEscaped(q) + "%"
         let activeFilter: Int64 = status == "inactive" ? 0 : 1
         return try await store.read { db in

@@ -26,7 +26,7 @@ struct AccountsCommands: Sendable {
                 throw CommandError.usage("--username must be 3 to 32 of a-z, 0-9, '.', '_' and '-'")
             }
             guard let email = AccountRules.email(try args.require("email")) else { throw CommandError.usage("--email must be an email address") }
-            let name = (args.value("name") ?? username).trimmed()
+            let name = (args.value("name") ?? username).trimmingWhitespace()
             guard !name.isEmpty, name.count <= 100 else { throw CommandError.usage("--name must be 1 to 100 characters") }
             let roleName = args.value("role") ?? "employee"
             guard let role = UserRole(rawValue: roleName) else { throw CommandError.usage("--role must be admin or employee") }

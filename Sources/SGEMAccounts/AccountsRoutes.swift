@@ -195,7 +195,7 @@ struct AccountsRoutes: Sendable {
         let rawLogin = body.string("login", required: true) ?? ""
         let password = body.string("password", required: true) ?? ""
         try body.check()
-        let login = String(rawLogin.trimmed().lowercased().prefix(254))
+        let login = String(rawLogin.trimmingWhitespace().lowercased().prefix(254))
         let found = try await service.user(login: login)
         // One counter per account, whether it is reached by username or email.
         let key = found?.0.username ?? login
@@ -324,7 +324,7 @@ struct AccountsRoutes: Sendable {
         let cache = request.query["v"] == String(image.version) ? "private, max-age=31536000, immutable" : "private, no-cache"
         var headers = HTTPHeaders([("ETag", image.etag), ("Cache-Control", cache), ("X-Content-Type-Options", "nosniff")])
         if let match = request.headers["If-None-Match"],
-           match.split(separator: ",").contains(where: { let t = String($0).trimmed(); return t == image.etag || t == "W/" + image.etag || t == "*" }) {
+           match.split(separator: ",").contains(where: { let t = String($0).trimmingWhitespace(); return t == image.etag || t == "W/" + image.etag || t == "*" }) {
             return Response(status: 304, headers: headers)
         }
         headers.add("Content-Type", image.contentType)
@@ -349,7 +349,7 @@ struct AccountsRoutes: Sendable {
     /// A display name of 1–100 characters on one line; `fallback` when absent.
     static func displayName(_ raw: String?, fallback: String, body: inout JSONBody) -> String {
         guard let raw else { return fallback }
-        let s = raw.trimmed()
+        let s = raw.trimmingWhitespace()
         if s.isEmpty || s.count > 100 || s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             body.problem("displayName", "must be 1 to 100 characters on one line")
         }

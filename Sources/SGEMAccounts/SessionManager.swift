@@ -89,11 +89,11 @@ final class SessionManager: SessionAuthenticator {
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw APIError.unauthenticated("use 'Authorization: Bearer <token>'")
             }
-            return (String(parts[1]).trimmed(), false)
+            return (String(parts[1]).trimmingWhitespace(), false)
         }
         for header in request.headers.values("Cookie") {
             for pair in header.split(separator: ";") {
-                let trimmed = String(pair).trimmed()
+                let trimmed = String(pair).trimmingWhitespace()
                 if trimmed.hasPrefix(cookieName + "=") {
                     let value = String(trimmed.dropFirst(cookieName.count + 1))
                     if !value.isEmpty { return (value, true) }

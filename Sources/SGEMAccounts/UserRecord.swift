@@ -95,7 +95,7 @@ struct UserRecord: Sendable {
 enum AccountRules {
     /// 3–32 of `a-z 0-9 . _ -`, lowercased; nil when invalid.
     static func username(_ raw: String) -> String? {
-        let s = raw.trimmed().lowercased()
+        let s = raw.trimmingWhitespace().lowercased()
         guard (3...32).contains(s.utf8.count),
               s.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
         else { return nil }
@@ -105,7 +105,7 @@ enum AccountRules {
     /// A sane address: one `@`, a non-empty local part, a dotted domain, no spaces or controls,
     /// at most 254 bytes. Returned trimmed; nil when invalid.
     static func email(_ raw: String) -> String? {
-        let s = raw.trimmed()
+        let s = raw.trimmingWhitespace()
         guard (3...254).contains(s.utf8.count), s.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return nil }
         let parts = s.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64 else { return nil }
@@ -164,7 +164,7 @@ struct ProfileField: Sendable {
 
     /// The stored form of `raw` (nil clears), or a problem.
     func normalize(_ raw: String) -> Result<String?, FieldProblem> {
-        let s = raw.trimmed()
+        let s = raw.trimmingWhitespace()
         if s.isEmpty { return .success(nil) }
         guard s.count <= maxLength else { return .failure(FieldProblem("must be at most \(maxLength) characters")) }
         guard !s.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F }) else {
@@ -199,11 +199,3 @@ struct FieldProblem: Error {
     init(_ message: String) { self.message = message }
 }
 
-extension String {
-    func trimmed() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
-        while let l = s.last, l.isWhitespace { s = s.dropLast() }
-        return String(s)
-    }
-}

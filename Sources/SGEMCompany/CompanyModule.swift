@@ -170,15 +170,6 @@ func isDomainName(_ s: String) -> Bool {
     }
 }
 
-extension Substring {
-    func trimmingSpaces() -> String {
-        var s = self
-        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
-        while s.last == " " || s.last == "\t" { s = s.dropLast() }
-        return String(s)
-    }
-}
-
 let settingsSchema: JSONValue = [
     "type": "object",
     "properties": [

@@ -227,11 +227,4 @@ extension String {
     func replacingDashes(with replacement: String) -> String {
         split(separator: "-", omittingEmptySubsequences: false).joined(separator: replacement)
     }
-
-    func trimmingCharacters(in set: String) -> String {
-        var s = Substring(self)
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
-    }
 }

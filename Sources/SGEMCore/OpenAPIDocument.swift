@@ -100,35 +100,3 @@ public enum OpenAPIDocument {
         return words.joined()
     }
 }
-
-extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.range(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
-    }
-}
-
-extension Substring {
-    func range(of target: String) -> Range<Substring.Index>? {
-        let t = Array(target.utf8)
-        let s = Array(self.utf8)
-        guard t.count <= s.count else { return nil }
-        var i = 0
-        while i + t.count <= s.count {
-            if s[i] == t[0] && Array(s[i..<(i + t.count)]) == t {
-                let lower = self.utf8.index(self.utf8.startIndex, offsetBy: i)
-                let upper = self.utf8.index(lower, offsetBy: t.count)
-                return lower..<upper
-            }
-            i += 1
-        }
-        return nil
-    }
-}

@@ -1,3 +1,5 @@
+import SGEMSupport
+
 /// The `sgem>` prompt: the admin verbs one line at a time, from a terminal or a script on stdin.
 public struct AdminShell: Sendable {
     public let registry: CommandRegistry
@@ -54,11 +56,3 @@ public struct AdminShell: Sendable {
     }
 }
 
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
-        while let l = s.last, l.isWhitespace { s = s.dropLast() }
-        return String(s)
-    }
-}

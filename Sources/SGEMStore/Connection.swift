@@ -1,4 +1,5 @@
 import CSQLite
+import SGEMSupport
 
 /// One SQLite connection with its statement cache. Opened by `Store.init`, then handed to exactly
 /// one dedicated thread that uses and closes it (it is opened NOMUTEX: never shared).
@@ -163,11 +164,3 @@ final class Connection {
     deinit { close() }
 }
 
-extension String {
-    /// Without leading and trailing spaces, tabs and newlines (error messages quote statements).
-    func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
-    }
-}

@@ -76,9 +76,3 @@ import Testing
         #expect(try await server.call("GET", "/api/v1/users/abc", token: ann.token).status == 404)
     }
 }
-
-extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
-    }
-}

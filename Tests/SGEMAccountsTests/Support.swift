@@ -127,15 +127,6 @@ func httpCall(port: Int, _ method: String, _ path: String, token: String? = nil,
     return try await clientThreads.run { try httpRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
 }
 
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var s = Substring(self)
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
-    }
-}
-
 /// A clock the throttle tests move by hand.
 final class ManualClock: Sendable {
     private let seconds = Atomic<Int64>(1_000_000)

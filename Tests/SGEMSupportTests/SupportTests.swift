@@ -104,3 +104,17 @@ import Testing
         await #expect(throws: Boom.self) { try await pool.run { throw Boom() } }
     }
 }
+
+@Suite struct StringHelperTests {
+    @Test(arguments: [("  a b \t", " \t", "a b"), ("xxaxx", "x", "a"), ("", " ", ""), ("   ", " ", "")])
+    func trimsCharactersInASet(_ text: String, _ set: String, _ expected: String) {
+        #expect(text.trimmingCharacters(in: set) == expected)
+    }
+
+    @Test func trimsWhitespaceAndNewlinesAndReplaces() {
+        #expect("\n\t SELECT 1;\r\n".trimmingWhitespace() == "SELECT 1;")
+        #expect("/users/{id*}/x{a*}".replacingOccurrences(of: "*}", with: "}") == "/users/{id}/x{a}")
+        #expect("a.b.c".replacingOccurrences(of: ".", with: "::") == "a::b::c")
+        #expect("héllo".replacingOccurrences(of: "é", with: "e") == "hello")
+    }
+}
