@@ -10,7 +10,7 @@ struct Actor: Sendable {
     let ip: String?
 
     static let commandLine = Actor(userID: nil, ip: nil)
-    static func user(_ id: Int64?, _ request: Request) -> Actor { Actor(userID: id, ip: request.remoteAddress) }
+    static func user(_ id: Int64?, _ request: Request) -> Actor { Actor(userID: id, ip: request.clientAddress) }
 }
 
 /// A column change of `accounts_users`; column names come from this module's constants only.
@@ -140,7 +140,7 @@ final class AccountService: Sendable {
 
     func recordLoginFailure(login: String, userID: Int64?, reason: String, request: Request) async throws {
         try await store.write { db in
-            try AccountService.audit(db, "login.failure", actor: Actor(userID: nil, ip: request.remoteAddress), targetID: userID,
+            try AccountService.audit(db, "login.failure", actor: Actor(userID: nil, ip: request.clientAddress), targetID: userID,
                                      login: String(login.prefix(254)), detail: reason)
         }
     }

@@ -199,7 +199,7 @@ struct AccountsRoutes: Sendable {
         let found = try await service.user(login: login)
         // One counter per account, whether it is reached by username or email.
         let key = found?.0.username ?? login
-        if let wait = runtime.throttle.retryAfter(account: key, address: request.remoteAddress) {
+        if let wait = runtime.throttle.retryAfter(account: key, address: request.clientAddress) {
             runtime.logins.increment(by: 1, ["throttled"])
             throw APIError.rateLimited(retryAfter: wait)
         }
@@ -211,10 +211,10 @@ struct AccountsRoutes: Sendable {
             _ = try await hasher.verify(String(decoding: password.utf8.prefix(PasswordHasher.maxPasswordBytes), as: UTF8.self), against: hasher.dummyHash)
         }
         guard verified, let (user, hash) = found else {
-            runtime.throttle.recordFailure(account: key, address: request.remoteAddress)
+            runtime.throttle.recordFailure(account: key, address: request.clientAddress)
             runtime.logins.increment(by: 1, ["failure"])
             try await service.recordLoginFailure(login: login, userID: found?.0.id, reason: found == nil ? "unknown user" : "wrong password", request: request)
-            context.logger.notice("login failed", ["request.id": context.requestID, "remote": request.remoteAddress])
+            context.logger.notice("login failed", ["request.id": context.requestID, "remote": request.clientAddress])
             throw APIError(status: 401, code: "invalid_credentials", message: "wrong username, email or password")
         }
         guard user.active else {
@@ -261,7 +261,7 @@ struct AccountsRoutes: Sendable {
         let hash = try await hasher.hash(password)
         let session = service.sessions.makeSession()
         let record = try await service.create(username: username, email: email, displayName: displayName, role: .employee, language: language,
-                                              passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.remoteAddress),
+                                              passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.clientAddress),
                                               session: session, request: request)
         return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
     }
@@ -273,12 +273,12 @@ struct AccountsRoutes: Sendable {
         let new = body.string("newPassword", required: true)
         if let new, let problem = AccountRules.passwordProblem(new) { body.problem("newPassword", problem) }
         try body.check()
-        if let wait = runtime.throttle.retryAfter(account: me.username, address: request.remoteAddress) {
+        if let wait = runtime.throttle.retryAfter(account: me.username, address: request.clientAddress) {
             throw APIError.rateLimited(retryAfter: wait)
         }
         guard let (_, hash) = try await service.user(login: me.username), let new else { throw APIError.notFound("no such user") }
         guard current.utf8.count <= PasswordHasher.maxPasswordBytes, try await hasher.verify(current, against: hash) else {
-            runtime.throttle.recordFailure(account: me.username, address: request.remoteAddress)
+            runtime.throttle.recordFailure(account: me.username, address: request.clientAddress)
             throw APIError.validationFailed(["currentPassword": "is not your current password"])
         }
         let newHash = try await hasher.hash(new)

@@ -48,7 +48,7 @@ final class SessionManager: SessionAuthenticator {
             INSERT INTO accounts_sessions (user_id, token_digest, csrf_digest, created_at, last_used_at, expires_at, ip, user_agent)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, userID, session.tokenDigest, session.csrfDigest, session.createdAt, session.createdAt, session.expiresAt,
-            request?.remoteAddress, request?.headers["User-Agent"].map { String($0.prefix(200)) })
+            request?.clientAddress, request?.headers["User-Agent"].map { String($0.prefix(200)) })
     }
 
     func authenticate(_ request: Request) async throws -> AuthenticatedUser? {

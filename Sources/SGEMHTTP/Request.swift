@@ -14,20 +14,25 @@ public struct Request: Sendable {
     public var body: [UInt8]
     /// Path parameters filled by the router.
     public var parameters: [String: String]
-    /// The peer's IP address, without the port.
+    /// The socket peer's IP address, without the port.
     public var remoteAddress: String
-    /// Whether the request arrived over TLS.
+    /// The client's IP address: the peer's, or, when the peer is a configured trusted proxy, the
+    /// address that proxy reports in `X-Forwarded-For`. Throttles and audit lines use this one.
+    public var clientAddress: String
+    /// Whether the client's connection is encrypted: TLS to this server, or `X-Forwarded-Proto:
+    /// https` from a trusted proxy. Decides the cookie's `Secure` attribute.
     public var isSecure: Bool
 
     /// A request whose path and query are parsed from `target`.
     public init(method: HTTPMethod, target: String, headers: HTTPHeaders = .init(), body: [UInt8] = [],
-                remoteAddress: String = "127.0.0.1", isSecure: Bool = false) {
+                remoteAddress: String = "127.0.0.1", clientAddress: String? = nil, isSecure: Bool = false) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
         self.parameters = [:]
         self.remoteAddress = remoteAddress
+        self.clientAddress = clientAddress ?? remoteAddress
         self.isSecure = isSecure
         let (path, query) = Request.split(target: target)
         self.path = path

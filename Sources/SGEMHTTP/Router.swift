@@ -59,7 +59,10 @@ public final class Router: Sendable {
     /// Full in-process dispatch: routing, middleware, error rendering, HEAD. Never throws.
     public func respond(to request: Request, remoteAddress: String? = nil) async -> Response {
         var request = request
-        if let remoteAddress { request.remoteAddress = remoteAddress }
+        if let remoteAddress {
+            request.remoteAddress = remoteAddress
+            request.clientAddress = remoteAddress
+        }
         return await dispatch(request, instruments: .standard).response
     }
 
