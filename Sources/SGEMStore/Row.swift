@@ -43,6 +43,16 @@ public struct Row: Sendable {
         }
     }
 
+    /// A timestamp column: INTEGER milliseconds since the Unix epoch (the store's one timestamp
+    /// form); RFC 3339 text, as older rows may hold, is read too.
+    public func timestamp(_ column: String) -> Timestamp? {
+        switch self[column] {
+        case .integer(let ms): Timestamp(milliseconds: ms)
+        case .text(let text): Timestamp(rfc3339: text)
+        default: nil
+        }
+    }
+
     /// A text column.
     public func string(_ column: String) -> String? {
         if case .text(let s) = self[column] { return s }
@@ -62,10 +72,5 @@ public struct Row: Sendable {
         case .text(let s): Array(s.utf8)
         default: nil
         }
-    }
-
-    /// An RFC 3339 text column parsed as a timestamp.
-    public func timestamp(_ column: String) -> Timestamp? {
-        string(column).flatMap { Timestamp(rfc3339: $0) }
     }
 }

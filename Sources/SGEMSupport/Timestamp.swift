@@ -12,6 +12,17 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         self.nanoseconds = nanoseconds
     }
 
+    /// The time `milliseconds` after the Unix epoch (UTC): how the database stores every timestamp.
+    public init(milliseconds: Int64) {
+        let (q, r) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        self.seconds = r < 0 ? q - 1 : q
+        self.nanoseconds = Int32((r < 0 ? r + 1000 : r) * 1_000_000)
+    }
+
+    /// Milliseconds since the Unix epoch (UTC), rounded down: the database's one timestamp form
+    /// (an INTEGER column in SQLite, BIGINT in PostgreSQL), so that times compare and index as numbers.
+    public var milliseconds: Int64 { seconds * 1000 + Int64(nanoseconds / 1_000_000) }
+
     public static func now() -> Timestamp {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)

@@ -118,3 +118,12 @@ import Testing
         #expect("héllo".replacingOccurrences(of: "é", with: "e") == "hello")
     }
 }
+
+@Test("Timestamps round-trip through epoch milliseconds, before and after 1970", arguments: [
+    (Int64(0), "1970-01-01T00:00:00.000Z"), (1_764_534_246_123, "2025-11-30T20:24:06.123Z"), (-1, "1969-12-31T23:59:59.999Z"),
+])
+func timestampMilliseconds(ms: Int64, text: String) {
+    let t = Timestamp(milliseconds: ms)
+    #expect(t.milliseconds == ms)
+    #expect(t.rfc3339(fractional: true) == text)
+}
