@@ -142,20 +142,24 @@ final class ModuleServer: Sendable {
     let server: HTTPServer
     let modules: [any Module]
     let context: ModuleContext
+    let router: Router
     var port: Int { server.port }
 
-    init(throttle: ThrottlePolicy) async throws {
+    /// - Parameter logN: the scrypt cost of new hashes (the seeded admin keeps the cheap test cost).
+    init(throttle: ThrottlePolicy, logN: Int = 10) async throws {
         dir = TempDir()
         let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--role", "admin",
                                            "--password-stdin"], input: [adminPassword])
         guard code == 0 else { throw TestFailure("seeding failed: \(io.errors)") }
-        let configuration = Configuration(overrides: testSettings(dir))
+        var settings = testSettings(dir)
+        settings["password-hash-log-n"] = String(logN)
+        let configuration = Configuration(overrides: settings)
         modules = [CompanyModule(), AccountsModule(throttle: throttle)]
         var migrations = MigrationList()
         for m in modules { m.registerMigrations(&migrations) }
         store = try Store(path: configuration.databasePath, logger: Logger(label: "store"))
         _ = try await store.migrate(migrations)
-        let router = Router()
+        router = Router()
         context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(), events: EventBus(),
                                 metrics: MetricsRegistry(), logger: Logger(label: "test"), router: router)
         for m in modules { try await m.boot(context) }
@@ -173,6 +177,43 @@ final class ModuleServer: Sendable {
         await store.close()
         dir.cleanup()
     }
+}
+
+extension ModuleServer {
+    /// Derivations the accounts module's hasher has finished (the hash-time histogram's count).
+    var hashesDone: UInt64 {
+        context.metrics.histogram("sgem_accounts_password_hash_seconds", help: "").totals().count
+    }
+
+    /// One login answered in-process by the router, as if sent from `address`.
+    func login(_ login: String, _ password: String, from address: String) async -> Response {
+        let body = Array(JSONValue.object([("login", .string(login)), ("password", .string(password))]).serialized().utf8)
+        let request = Request(method: .POST, target: "/api/v1/auth/login", headers: HTTPHeaders([("Content-Type", "application/json")]),
+                              body: body, remoteAddress: address, clientAddress: address)
+        return await router.respond(to: request)
+    }
+}
+
+/// A value that concurrent test tasks share.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func withLock<R: Sendable>(_ body: (inout sending Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+/// Threads for tests that hold many sockets open at once (more than `clientThreads` has).
+let burstThreads = BlockingPool(name: "test-burst", threads: 40)
+
+/// Waits (polling, never sleeping a fixed time for a result) until `condition` holds or `seconds` pass.
+func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+    let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+    while !condition() {
+        if MonotonicClock.nanoseconds() > deadline { return false }
+        await Task.yield()
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return true
 }
 
 // MARK: Images
