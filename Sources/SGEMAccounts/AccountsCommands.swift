@@ -34,7 +34,7 @@ struct AccountsCommands: Sendable {
             try await withService { service in
                 do {
                     try await service.checkAvailable(username: username, email: email)
-                    let hash = try await service.hasher.hash(password)
+                    let hash = try await service.hasher.hash(password, for: PasswordHasher.commandLineClient)
                     let user = try await service.create(username: username, email: email, displayName: name, role: role, language: "en",
                                                         passwordHash: hash, event: "user.create", actor: .commandLine)
                     ctx.io.print("created \(role.rawValue) '\(user.username)' (id \(user.id))")
@@ -47,12 +47,13 @@ struct AccountsCommands: Sendable {
         commands.register(Command("list-users", summary: "list every user", usage: "[--json]",
                                   options: [.flag("json", "print JSON")]) { args, ctx in
             try await withService { service in
-                let (users, total, active) = try await service.list(query: "", status: "all", limit: 1_000_000)
+                let (users, _, total, active) = try await service.list(query: "", status: "all", limit: 1_000_000)
                 if args.has("json") {
                     ctx.io.print(JSONValue.object([("items", .array(users.map { u in
                         .object([("id", .number(Double(u.id))), ("username", .string(u.username)), ("displayName", .string(u.displayName)),
                                  ("email", .string(u.email)), ("role", .string(u.role.rawValue)), ("active", .bool(u.active)),
-                                 ("createdAt", .string(u.createdAt)), ("lastLoginAt", u.lastLoginAt.map(JSONValue.string) ?? .null)])
+                                 ("createdAt", .string(u.createdAt.rfc3339())),
+                                 ("lastLoginAt", u.lastLoginAt.map { .string($0.rfc3339()) } ?? .null)])
                     })), ("total", .number(Double(total))), ("active", .number(Double(active)))]).serialized())
                     return
                 }
@@ -84,7 +85,7 @@ struct AccountsCommands: Sendable {
             let (password, generated) = try readPassword(args, ctx)
             try await withService { service in
                 let user = try await find(args.positionals[0], service)
-                let hash = try await service.hasher.hash(password)
+                let hash = try await service.hasher.hash(password, for: PasswordHasher.commandLineClient)
                 try await service.setPassword(userID: user.id, hash: hash, keepSession: nil, event: "password.reset", actor: .commandLine)
                 ctx.io.print("password of '\(user.username)' reset; their sessions have ended")
                 if generated { ctx.io.print("password: \(password)") }
@@ -114,9 +115,10 @@ struct AccountsCommands: Sendable {
         let store = try await context.openStore()
         let hasher = PasswordHasher(logN: context.configuration.int("password-hash-log-n"), threads: 1)
         defer { hasher.shutdown() }
-        let sessions = SessionManager(store: store, idleHours: context.configuration.int("session-idle-hours"),
-                                      maxDays: context.configuration.int("session-max-days"))
-        try await body(AccountService(store: store, hasher: hasher, sessions: sessions))
+        let repository = AccountsRepository()
+        let sessions = SessionManager(store: store, repository: repository, idleHours: context.configuration.int("session-idle-hours"),
+                                      maxDays: context.configuration.int("session-max-days"), logger: Logger(label: "accounts"))
+        try await body(AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions))
     }
 
     /// The user named by username or email; a one-line failure when there is none.

@@ -25,7 +25,9 @@ struct AccountsRoutes: Sendable {
             responses: [ResponseDoc(status: 200, description: "Logged in", schema: sessionSchema),
                         ResponseDoc(status: 401, description: "invalid_credentials (unknown user and wrong password alike)"),
                         ResponseDoc(status: 403, description: "account_inactive"),
-                        ResponseDoc(status: 429, description: "rate_limited, with Retry-After")])) { request, context in
+                        ResponseDoc(status: 415, description: "unsupported_media_type (the body must be application/json)"),
+                        ResponseDoc(status: 429, description: "rate_limited, with Retry-After"),
+                        ResponseDoc(status: 503, description: "busy: too many password checks waiting, with Retry-After")])) { request, context in
             try await login(request, context)
         }
         anyone.post("/auth/register", maxBody: 8 * 1024, doc: RouteDoc(
@@ -36,7 +38,9 @@ struct AccountsRoutes: Sendable {
             responses: [ResponseDoc(status: 201, description: "Registered and logged in", schema: sessionSchema),
                         ResponseDoc(status: 403, description: "registration_closed"),
                         ResponseDoc(status: 409, description: "username_taken or email_taken"),
-                        ResponseDoc(status: 422, description: "validation_failed")])) { request, context in
+                        ResponseDoc(status: 422, description: "validation_failed"),
+                        ResponseDoc(status: 429, description: "rate_limited: too many registrations from this address, with Retry-After"),
+                        ResponseDoc(status: 503, description: "busy, with Retry-After")])) { request, context in
             try await register(request, context)
         }
         user.post("/auth/logout", doc: RouteDoc(summary: "End this session and clear the cookie", tags: ["accounts"],
@@ -95,18 +99,18 @@ struct AccountsRoutes: Sendable {
         }
         user.get("/users", doc: RouteDoc(
             summary: "The team directory, by display name then username",
-            description: "q matches prefixes of name words, the username and the email; status is active, inactive or all (default). total and active count the whole company.",
+            description: """
+                q matches prefixes of name words, the username and the email; status is active, inactive or all (default). \
+                total and active count the whole company. Page with limit (1 to 200) and after=<id of the last user seen>; \
+                nextAfter is that id when another page follows, else null. Without limit, the first 500.
+                """,
             tags: ["accounts"],
             responses: [ResponseDoc(status: 200, description: "The users", schema: object(["items": ["type": "array", "items": userSchema],
-                                                                                           "total": integer, "active": integer]))],
+                                                                                           "nextAfter": ["type": "integer", "nullable": true],
+                                                                                           "total": integer, "active": integer])),
+                        ResponseDoc(status: 422, description: "validation_failed (status, limit or after)")],
             authenticated: true)) { request, _ in
-            let status = request.query["status"].flatMap { $0.isEmpty ? nil : $0 } ?? "all"
-            guard ["active", "inactive", "all"].contains(status) else {
-                throw APIError.validationFailed(["status": "must be active, inactive or all"])
-            }
-            let q = String((request.query["q"] ?? "").prefix(100))
-            let (items, total, active) = try await service.list(query: q, status: status)
-            return .json(["items": .array(items.map(\.publicJSON)), "total": .number(Double(total)), "active": .number(Double(active))] as JSONValue)
+            try await listUsers(request)
         }
         user.get("/users/{id}", doc: RouteDoc(summary: "One user's public profile", tags: ["accounts"],
                                               responses: [ResponseDoc(status: 200, description: "The user", schema: userSchema)],
@@ -165,9 +169,9 @@ struct AccountsRoutes: Sendable {
                 throw APIError.notFound("no such user")
             }
             let password = AccountRules.generatedPassword()
-            let hash = try await hasher.hash(password)
+            let hash = try await hasher.hash(password, for: request.clientAddress)
             try await service.setPassword(userID: id, hash: hash, keepSession: nil, event: "password.reset", actor: .user(me.id, request))
-            return .json(["password": .string(password)] as JSONValue)
+            return AccountsRoutes.notStored(.json(["password": .string(password)] as JSONValue))
         }
         admin.get("/audit", doc: RouteDoc(
             summary: "Security events, newest first: logins, failures, logouts, password, role and activation changes",
@@ -184,46 +188,62 @@ struct AccountsRoutes: Sendable {
             }
             if !problems.isEmpty { throw APIError.validationFailed(problems) }
             let page = try await service.auditPage(before: beforeID, limit: limit)
-            return .json(["items": .array(page)] as JSONValue)
+            return .json(["items": .array(page.map(\.json))] as JSONValue)
         }
     }
 
     // MARK: Handlers
 
+    /// The throttle reserves the attempt (per account and per address) before any hashing, so
+    /// simultaneous guesses cannot outrun it; the reservation ends as a failure, a success, or —
+    /// when no answer about the password was reached (hasher busy, store error) — a release.
     func login(_ request: Request, _ context: RequestContext) async throws -> Response {
         var body = try JSONBody(request)
         let rawLogin = body.string("login", required: true) ?? ""
         let password = body.string("password", required: true) ?? ""
         try body.check()
         let login = String(rawLogin.trimmingWhitespace().lowercased().prefix(254))
+        let address = request.clientAddress
         let found = try await service.user(login: login)
         // One counter per account, whether it is reached by username or email.
         let key = found?.0.username ?? login
-        if let wait = runtime.throttle.retryAfter(account: key, address: request.clientAddress) {
+        let attempt: LoginThrottle.Attempt
+        do {
+            attempt = try runtime.throttle.reserveLogin(account: key, address: address)
+        } catch {
             runtime.logins.increment(by: 1, ["throttled"])
-            throw APIError.rateLimited(retryAfter: wait)
+            throw error
         }
         var verified = false
-        if let (_, hash) = found, password.utf8.count <= PasswordHasher.maxPasswordBytes {
-            verified = try await hasher.verify(password, against: hash)
-        } else {
-            // Same work for an unknown user as for a wrong password.
-            _ = try await hasher.verify(String(decoding: password.utf8.prefix(PasswordHasher.maxPasswordBytes), as: UTF8.self), against: hasher.dummyHash)
+        do {
+            if let (_, hash) = found, password.utf8.count <= PasswordHasher.maxPasswordBytes {
+                verified = try await hasher.verify(password, against: hash, for: address)
+            } else {
+                // Same work for an unknown user as for a wrong password.
+                let bounded = String(decoding: password.utf8.prefix(PasswordHasher.maxPasswordBytes), as: UTF8.self)
+                _ = try await hasher.verify(bounded, against: hasher.dummyHash, for: address)
+            }
+        } catch {
+            runtime.throttle.release(attempt)
+            if (error as? APIError)?.code == "busy" { runtime.logins.increment(by: 1, ["busy"]) }
+            throw error
         }
         guard verified, let (user, hash) = found else {
-            runtime.throttle.recordFailure(account: key, address: request.clientAddress)
+            runtime.throttle.fail(attempt)
             runtime.logins.increment(by: 1, ["failure"])
             try await service.recordLoginFailure(login: login, userID: found?.0.id, reason: found == nil ? "unknown user" : "wrong password", request: request)
-            context.logger.notice("login failed", ["request.id": context.requestID, "remote": request.clientAddress])
+            context.logger.notice("login failed", ["request.id": context.requestID, "remote": address])
             throw APIError(status: 401, code: "invalid_credentials", message: "wrong username, email or password")
         }
         guard user.active else {
+            runtime.throttle.release(attempt)
             runtime.logins.increment(by: 1, ["inactive"])
             try await service.recordLoginFailure(login: login, userID: user.id, reason: "account inactive", request: request)
             throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
         }
-        runtime.throttle.recordSuccess(account: key)
-        let upgraded = hasher.needsRehash(hash) ? try await hasher.hash(password) : nil
+        runtime.throttle.succeed(attempt)
+        // A busy hasher must not turn a right password into a failed login: upgrade next time.
+        let upgraded = hasher.needsRehash(hash) ? try? await hasher.hash(password, for: address) : nil
         let session = service.sessions.makeSession()
         let record = try await service.recordLogin(user, session: session, upgradedHash: upgraded, login: login, request: request)
         runtime.logins.increment(by: 1, ["success"])
@@ -258,7 +278,16 @@ struct AccountsRoutes: Sendable {
             }
         }
         try await service.checkAvailable(username: username, email: email)
-        let hash = try await hasher.hash(password)
+        // Each registration costs a hash and may be a throw-away account: throttled per address like logins.
+        let attempt = try runtime.throttle.reserveRegistration(address: request.clientAddress)
+        let hash: String
+        do {
+            hash = try await hasher.hash(password, for: request.clientAddress)
+        } catch {
+            runtime.throttle.release(attempt)
+            throw error
+        }
+        runtime.throttle.fail(attempt)
         let session = service.sessions.makeSession()
         let record = try await service.create(username: username, email: email, displayName: displayName, role: .employee, language: language,
                                               passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.clientAddress),
@@ -273,15 +302,23 @@ struct AccountsRoutes: Sendable {
         let new = body.string("newPassword", required: true)
         if let new, let problem = AccountRules.passwordProblem(new) { body.problem("newPassword", problem) }
         try body.check()
-        if let wait = runtime.throttle.retryAfter(account: me.username, address: request.clientAddress) {
-            throw APIError.rateLimited(retryAfter: wait)
-        }
         guard let (_, hash) = try await service.user(login: me.username), let new else { throw APIError.notFound("no such user") }
-        guard current.utf8.count <= PasswordHasher.maxPasswordBytes, try await hasher.verify(current, against: hash) else {
-            runtime.throttle.recordFailure(account: me.username, address: request.clientAddress)
+        let address = request.clientAddress
+        let attempt = try runtime.throttle.reserveLogin(account: me.username, address: address)
+        let matches: Bool
+        do {
+            let bounded = current.utf8.count <= PasswordHasher.maxPasswordBytes
+            matches = try await hasher.verify(bounded ? current : "", against: bounded ? hash : hasher.dummyHash, for: address) && bounded
+        } catch {
+            runtime.throttle.release(attempt)
+            throw error
+        }
+        guard matches else {
+            runtime.throttle.fail(attempt)
             throw APIError.validationFailed(["currentPassword": "is not your current password"])
         }
-        let newHash = try await hasher.hash(new)
+        runtime.throttle.succeed(attempt)
+        let newHash = try await hasher.hash(new, for: address)
         try await service.setPassword(userID: me.id, hash: newHash, keepSession: me.sessionID, event: "password.change", actor: .user(me.id, request))
         return .noContent()
     }
@@ -309,12 +346,36 @@ struct AccountsRoutes: Sendable {
         guard let username, let email else { throw APIError.badRequest("incomplete user") }
         try await service.checkAvailable(username: username, email: email)
         let password = given ?? AccountRules.generatedPassword()
-        let hash = try await hasher.hash(password)
+        let hash = try await hasher.hash(password, for: request.clientAddress)
         let record = try await service.create(username: username, email: email, displayName: displayName, role: role, language: language,
                                               passwordHash: hash, event: "user.create", actor: .user(me.id, request))
         var out: [(String, JSONValue)] = [("user", record.publicJSON)]
         if given == nil { out.append(("password", .string(password))) }
-        return .json(.object(out), status: 201)
+        return AccountsRoutes.notStored(.json(.object(out), status: 201))
+    }
+
+    /// `GET /users`: one page of the directory.
+    func listUsers(_ request: Request) async throws -> Response {
+        var problems: [String: String] = [:]
+        let status = request.query["status"].flatMap { $0.isEmpty ? nil : $0 } ?? "all"
+        if !["active", "inactive", "all"].contains(status) { problems["status"] = "must be active, inactive or all" }
+        // Without `limit`, the first 500: what the directory showed before it paged.
+        var limit = 500
+        if let raw = request.query["limit"], !raw.isEmpty {
+            if let n = Int(raw), (1...200).contains(n) { limit = n } else { problems["limit"] = "must be a whole number from 1 to 200" }
+        }
+        var after: Int64?
+        if let raw = request.query["after"], !raw.isEmpty {
+            if let id = Int64(raw) { after = id } else { problems["after"] = "must be the id of a user" }
+        }
+        if !problems.isEmpty { throw APIError.validationFailed(problems) }
+        let q = String((request.query["q"] ?? "").prefix(100))
+        let page = try await service.list(query: q, status: status, after: after, limit: limit)
+        return .json([
+            "items": .array(page.items.map(\.publicJSON)),
+            "nextAfter": page.more ? page.items.last.map { .number(Double($0.id)) } ?? .null : .null,
+            "total": .number(Double(page.total)), "active": .number(Double(page.active)),
+        ] as JSONValue)
     }
 
     func avatar(_ request: Request) async throws -> Response {
@@ -333,6 +394,13 @@ struct AccountsRoutes: Sendable {
 
     // MARK: Helpers
 
+    /// `response` marked never to be stored by a browser or proxy: it carries a password or a session.
+    static func notStored(_ response: Response) -> Response {
+        var response = response
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
     /// `{token, csrfToken, expiresAt, user}` with the session cookie; never cached.
     static func sessionResponse(_ session: NewSession, _ user: UserRecord, status: Int, request: Request) -> Response {
         var response = Response.json([
@@ -342,8 +410,7 @@ struct AccountsRoutes: Sendable {
             "user": user.privateJSON,
         ] as JSONValue, status: status)
         response.headers.add("Set-Cookie", SessionManager.cookie(session, secure: request.isSecure))
-        response.headers.set("Cache-Control", "no-store")
-        return response
+        return notStored(response)
     }
 
     /// A display name of 1–100 characters on one line; `fallback` when absent.

@@ -1,3 +1,4 @@
+import SGEMHTTP
 import SGEMSupport
 import Synchronization
 
@@ -8,6 +9,8 @@ import Synchronization
 public struct ThrottlePolicy: Sendable {
     public var accountFailures: Int
     public var addressFailures: Int
+    /// Registrations one address may make within `window` before it waits like a locked login.
+    public var addressRegistrations: Int
     /// Seconds over which failures add up.
     public var window: Int64
     public var baseLock: Int64
@@ -17,11 +20,12 @@ public struct ThrottlePolicy: Sendable {
     /// Seconds on a monotonic clock; tests substitute a manual clock.
     public var now: @Sendable () -> Int64
 
-    public init(accountFailures: Int = 5, addressFailures: Int = 20, window: Int64 = 900, baseLock: Int64 = 30,
-                maxLock: Int64 = 900, capacity: Int = 10_000,
+    public init(accountFailures: Int = 5, addressFailures: Int = 20, addressRegistrations: Int = 20, window: Int64 = 900,
+                baseLock: Int64 = 30, maxLock: Int64 = 900, capacity: Int = 10_000,
                 now: @escaping @Sendable () -> Int64 = { Int64(MonotonicClock.nanoseconds() / 1_000_000_000) }) {
         self.accountFailures = accountFailures
         self.addressFailures = addressFailures
+        self.addressRegistrations = addressRegistrations
         self.window = window
         self.baseLock = baseLock
         self.maxLock = maxLock
@@ -30,13 +34,24 @@ public struct ThrottlePolicy: Sendable {
     }
 }
 
-/// In-memory failure counters with exponential lockout; bounded in size.
+/// In-memory failure counters with exponential lockout; bounded in size. An attempt is
+/// *reserved* before its password is hashed, atomically per account and per address: a burst of
+/// simultaneous guesses cannot all pass a check that only later failures would close. Reserved
+/// attempts count as failures until they end, so at most `accountFailures` of them are ever
+/// verified before the lock; a success releases its reservation and clears the account.
 final class LoginThrottle: Sendable {
     struct Entry {
         var failures = 0
+        /// Reserved attempts still being verified.
+        var pending = 0
         var windowStart: Int64
         var lockedUntil: Int64 = 0
         var lastSeen: Int64
+    }
+
+    /// What a reservation holds: the keys it counts against. End it with `fail`, `succeed` or `release`.
+    struct Attempt: Sendable {
+        fileprivate let keys: [(key: String, threshold: Int)]
     }
 
     let policy: ThrottlePolicy
@@ -44,58 +59,130 @@ final class LoginThrottle: Sendable {
 
     init(policy: ThrottlePolicy) { self.policy = policy }
 
-    /// Seconds until a login for `account` from `address` may be tried again; nil when it may now.
-    func retryAfter(account: String, address: String) -> Int? {
-        let now = policy.now()
-        return entries.withLock { all in
-            let waits = [Self.key(account: account), Self.key(address: address)].compactMap { key -> Int64? in
-                guard let e = all[key], e.lockedUntil > now else { return nil }
-                return e.lockedUntil - now
-            }
-            return waits.max().map { Int(max(1, $0)) }
-        }
+    /// Reserves a login attempt for `account` from `address`, or throws 429 `rate_limited` with
+    /// the seconds until one may be tried again.
+    func reserveLogin(account: String, address: String) throws -> Attempt {
+        try reserve(Attempt(keys: [(Self.key(account: account), policy.accountFailures), (Self.key(address: address), policy.addressFailures)]))
     }
 
-    /// Counts one failed login against both the account and the address.
-    func recordFailure(account: String, address: String) {
+    /// Reserves a registration from `address`; every registration that reaches hashing counts,
+    /// successful or not (each one costs a hash and may be a throw-away account).
+    func reserveRegistration(address: String) throws -> Attempt {
+        try reserve(Attempt(keys: [(Self.key(registrationsFrom: address), policy.addressRegistrations)]))
+    }
+
+    private func reserve(_ attempt: Attempt) throws -> Attempt {
+        let now = policy.now()
+        let wait: Int64? = entries.withLock { all in
+            var waits: [Int64] = []
+            for (key, threshold) in attempt.keys {
+                var e = fresh(all[key], now: now)
+                if e.lockedUntil > now {
+                    waits.append(e.lockedUntil - now)
+                } else if e.pending > 0 && e.failures + e.pending >= threshold {
+                    // Enough attempts are being verified to reach the lock if they fail: wait as long as that lock.
+                    // (With none in flight one may go ahead, even past the threshold once a lock has ended.)
+                    waits.append(lock(for: e.failures + e.pending, threshold: threshold))
+                }
+                e.lastSeen = now
+                all[key] = e
+            }
+            if let longest = waits.max() {
+                if all.count > policy.capacity { evict(&all) }
+                return longest
+            }
+            for (key, _) in attempt.keys { all[key]?.pending += 1 }
+            if all.count > policy.capacity { evict(&all, keeping: attempt.keys.map(\.key)) }
+            return nil
+        }
+        if let wait { throw APIError.rateLimited(retryAfter: Int(max(1, wait))) }
+        return attempt
+    }
+
+    /// The attempt failed (wrong password, or a registration was made): it counts, and may lock.
+    func fail(_ attempt: Attempt) {
         let now = policy.now()
         entries.withLock { all in
-            count(&all, Self.key(account: account), threshold: policy.accountFailures, now: now)
-            count(&all, Self.key(address: address), threshold: policy.addressFailures, now: now)
+            for (key, threshold) in attempt.keys {
+                var e = fresh(all[key], now: now)
+                e.pending = max(0, e.pending - 1)
+                e.failures += 1
+                e.lastSeen = now
+                if e.failures >= threshold { e.lockedUntil = now + lock(for: e.failures, threshold: threshold) }
+                all[key] = e
+            }
             if all.count > policy.capacity { evict(&all) }
         }
     }
 
-    /// A successful login clears the account's counter (the address keeps its own).
-    func recordSuccess(account: String) {
-        _ = entries.withLock { $0.removeValue(forKey: Self.key(account: account)) }
+    /// The password was right: the account's counter is cleared (the address keeps its own).
+    func succeed(_ attempt: Attempt) {
+        entries.withLock { all in
+            for (index, (key, _)) in attempt.keys.enumerated() {
+                guard var e = all[key] else { continue }
+                e.pending = max(0, e.pending - 1)
+                if index == 0 {
+                    e.failures = 0
+                    e.lockedUntil = 0
+                }
+                if index == 0 && e.pending == 0 { all.removeValue(forKey: key) } else { all[key] = e }
+            }
+        }
+    }
+
+    /// The attempt ended without an answer about the password (the hasher was busy, a store error).
+    func release(_ attempt: Attempt) {
+        entries.withLock { all in
+            for (key, _) in attempt.keys where all[key] != nil { all[key]!.pending = max(0, all[key]!.pending - 1) }
+        }
+    }
+
+    /// Forgets entries whose window has passed with no lock and no attempt in flight; returns how many.
+    @discardableResult
+    func removeExpired() -> Int {
+        let now = policy.now()
+        return entries.withLock { all in
+            let before = all.count
+            all = all.filter { !isExpired($0.value, now: now) }
+            return before - all.count
+        }
     }
 
     var trackedCount: Int { entries.withLock { $0.count } }
 
-    private func count(_ all: inout [String: Entry], _ key: String, threshold: Int, now: Int64) {
-        var e = all[key] ?? Entry(windowStart: now, lastSeen: now)
-        if now - e.windowStart > policy.window && e.lockedUntil <= now {
-            e = Entry(windowStart: now, lastSeen: now)
-        }
-        e.failures += 1
-        e.lastSeen = now
-        if e.failures >= threshold {
-            let doublings = min(e.failures - threshold, 20)
-            e.lockedUntil = now + min(policy.maxLock, policy.baseLock << Int64(doublings))
-        }
-        all[key] = e
+    /// The tracked keys (for tests).
+    var trackedKeys: [String] { entries.withLock { $0.keys.sorted() } }
+
+    private func isExpired(_ e: Entry, now: Int64) -> Bool {
+        e.pending == 0 && e.lockedUntil <= now && now - e.windowStart > policy.window
     }
 
-    /// Drops the least recently seen tenth (at least one), expired or not.
-    private func evict(_ all: inout [String: Entry]) {
+    /// The entry, restarted when its window has passed without a lock still running.
+    private func fresh(_ entry: Entry?, now: Int64) -> Entry {
+        guard var e = entry else { return Entry(windowStart: now, lastSeen: now) }
+        if now - e.windowStart > policy.window && e.lockedUntil <= now {
+            e = Entry(pending: e.pending, windowStart: now, lastSeen: now)
+        }
+        return e
+    }
+
+    /// Seconds of lock after `failures` failures: `baseLock`, doubling per failure past the threshold.
+    private func lock(for failures: Int, threshold: Int) -> Int64 {
+        let doublings = min(max(0, failures - threshold), 20)
+        return min(policy.maxLock, policy.baseLock << Int64(doublings))
+    }
+
+    /// Drops the least recently seen tenth (at least one), expired or not, but never `keeping`.
+    private func evict(_ all: inout [String: Entry], keeping: [String] = []) {
         let excess = all.count - policy.capacity
         let drop = max(excess, policy.capacity / 10, 1)
-        for (key, _) in all.sorted(by: { $0.value.lastSeen < $1.value.lastSeen }).prefix(drop) {
+        let candidates = all.filter { !keeping.contains($0.key) }
+        for (key, _) in candidates.sorted(by: { $0.value.lastSeen < $1.value.lastSeen }).prefix(drop) {
             all.removeValue(forKey: key)
         }
     }
 
     static func key(account: String) -> String { "a:" + account }
     static func key(address: String) -> String { "i:" + address }
+    static func key(registrationsFrom address: String) -> String { "r:" + address }
 }

@@ -25,23 +25,32 @@ struct PasswordHashError: Error, CustomStringConvertible {
 /// scrypt password hashing through OpenSSL's `EVP_PBE_scrypt`. Hashes are self-describing
 /// strings, `scrypt$17$8$1$<salt base64>$<key base64>`, so old hashes keep verifying after the
 /// cost changes and are upgraded at the next login. Every derivation runs on the hasher's own
-/// threads — never on Swift's cooperative pool — so at most one hash per thread runs at a time
-/// and a burst of logins queues here instead of stalling other requests.
+/// threads — never on Swift's cooperative pool — so at most one hash per thread runs at a time;
+/// the queue in front of them is bounded and fair between clients (`HashScheduler`), so a flood
+/// from one address is refused with 503 `busy` instead of stalling everyone's logins.
 final class PasswordHasher: Sendable {
     static let saltBytes = 16
     static let keyBytes = 32
     /// Longest password accepted: scrypt pre-hashes with PBKDF2, but unbounded input is still work.
     static let maxPasswordBytes = 1024
 
+    /// The client that work from the command line is queued as.
+    static let commandLineClient = "command line"
+
     let parameters: ScryptParameters
     let pool: BlockingPool
+    let scheduler: HashScheduler
     /// Verified against when the user does not exist, so that answer takes as long as a wrong password.
     let dummyHash: String
     let timings: Histogram
 
-    init(logN: Int, threads: Int, metrics: MetricsRegistry = .shared) {
+    /// - Parameters:
+    ///   - queueCapacity: most hashes waiting for a thread; more are answered 503 `busy`.
+    ///   - perClient: most hashes one client may have waiting or running.
+    init(logN: Int, threads: Int, queueCapacity: Int = 64, perClient: Int = 8, metrics: MetricsRegistry = .shared) {
         parameters = ScryptParameters(logN: logN)
         pool = BlockingPool(name: "hash", threads: threads)
+        scheduler = HashScheduler(capacity: queueCapacity, perClient: perClient)
         dummyHash = PasswordHasher.format(parameters, salt: Crypto.randomBytes(Self.saltBytes), key: Crypto.randomBytes(Self.keyBytes))
         timings = metrics.histogram("sgem_accounts_password_hash_seconds", help: "Time to derive one scrypt password hash.",
                                     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
@@ -50,22 +59,22 @@ final class PasswordHasher: Sendable {
     /// One thread per online CPU: at most one hash per core at a time.
     static var cpuCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
-    /// A new hash of `password` with the configured parameters and a fresh salt.
-    func hash(_ password: String) async throws -> String {
+    /// A new hash of `password` with the configured parameters and a fresh salt, queued as `client`.
+    func hash(_ password: String, for client: String) async throws -> String {
         let params = parameters
         let salt = Crypto.randomBytes(Self.saltBytes)
-        let key = try await derive(Array(password.utf8), salt: salt, params)
+        let key = try await derive(Array(password.utf8), salt: salt, params, client: client)
         return PasswordHasher.format(params, salt: salt, key: key)
     }
 
-    /// Whether `password` matches `stored`. A malformed stored hash never matches, but still
-    /// costs one derivation so that the caller's timing does not tell.
-    func verify(_ password: String, against stored: String) async throws -> Bool {
+    /// Whether `password` matches `stored`, queued as `client`. A malformed stored hash never
+    /// matches, but still costs one derivation so that the caller's timing does not tell.
+    func verify(_ password: String, against stored: String, for client: String) async throws -> Bool {
         guard let parsed = PasswordHasher.parse(stored) else {
-            _ = try await verify(password, against: dummyHash)
+            _ = try await verify(password, against: dummyHash, for: client)
             return false
         }
-        let key = try await derive(Array(password.utf8), salt: parsed.salt, parsed.parameters)
+        let key = try await derive(Array(password.utf8), salt: parsed.salt, parsed.parameters, client: client)
         return Crypto.constantTimeEqual(key, parsed.key)
     }
 
@@ -78,13 +87,33 @@ final class PasswordHasher: Sendable {
     /// Stops the hashing threads after queued work.
     func shutdown() { pool.shutdown() }
 
-    private func derive(_ password: [UInt8], salt: [UInt8], _ params: ScryptParameters) async throws -> [UInt8] {
+    /// Queues one derivation with the scheduler and hands the pool one turn to serve it; the turn
+    /// runs whichever client's job is next, which is what makes the queue fair.
+    private func derive(_ password: [UInt8], salt: [UInt8], _ params: ScryptParameters, client: String) async throws -> [UInt8] {
         let timings = self.timings
-        return try await pool.run {
-            PasswordHasher.lowerThreadPriority()
-            let started = MonotonicClock.nanoseconds()
-            defer { timings.observe(Double(MonotonicClock.nanoseconds() &- started) / 1e9) }
-            return try PasswordHasher.scrypt(password, salt: salt, params)
+        let scheduler = self.scheduler
+        return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<[UInt8], any Error>) in
+            let job = HashScheduler.Job(run: {
+                PasswordHasher.lowerThreadPriority()
+                let started = MonotonicClock.nanoseconds()
+                do {
+                    let key = try PasswordHasher.scrypt(password, salt: salt, params)
+                    timings.observe(Double(MonotonicClock.nanoseconds() &- started) / 1e9)
+                    continuation.resume(returning: key)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }, cancel: { continuation.resume(throwing: $0) })
+            do {
+                try scheduler.add(job, client: client)
+            } catch {
+                continuation.resume(throwing: error)
+                return
+            }
+            if !pool.execute({ scheduler.runNext() }) {
+                // The threads are gone: nothing will serve the queue, so answer everything in it.
+                scheduler.close(cancelling: BlockingPoolStopped(name: pool.name))
+            }
         }
     }
 

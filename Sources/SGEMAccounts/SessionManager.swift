@@ -4,6 +4,7 @@ import SGEMStore
 import SGEMSupport
 
 /// A session just created: the secrets go to the client once; only their digests are stored.
+/// Times are epoch milliseconds, as stored.
 struct NewSession: Sendable {
     let token: String
     let csrfToken: String
@@ -12,7 +13,7 @@ struct NewSession: Sendable {
 
     var tokenDigest: String { SessionManager.digest(token) }
     var csrfDigest: String { SessionManager.digest(csrfToken) }
-    var expiresAtText: String { Timestamp(seconds: expiresAt).rfc3339() }
+    var expiresAtText: String { Timestamp(milliseconds: expiresAt).rfc3339() }
 }
 
 /// Sessions: 256-bit tokens from OpenSSL's CSPRNG stored as SHA-256 digests, expiring after
@@ -20,76 +21,94 @@ struct NewSession: Sendable {
 /// digest up (a reader, no cache), so revocation takes effect on the very next request.
 final class SessionManager: SessionAuthenticator {
     static let cookieName = "sgem_session"
-    /// Use is recorded at most this often, so that requests do not each cost a write.
-    static let renewInterval: Int64 = 60
+    /// Use is recorded at most this often (milliseconds), so that requests do not each cost a write.
+    static let renewInterval: Int64 = 60_000
+
+    /// Who a session was opened from, as stored with it.
+    struct ClientInfo: Sendable {
+        let ip: String?
+        let userAgent: String?
+
+        init(_ request: Request?) {
+            ip = request?.clientAddress
+            userAgent = request?.headers["User-Agent"].map { String($0.prefix(200)) }
+        }
+    }
 
     let store: Store
+    let repository: AccountsRepository
+    let logger: Logger
+    /// Milliseconds.
     let idle: Int64
+    /// Milliseconds.
     let maximum: Int64
 
-    init(store: Store, idleHours: Int, maxDays: Int) {
+    init(store: Store, repository: AccountsRepository, idleHours: Int, maxDays: Int, logger: Logger) {
         self.store = store
-        self.idle = Int64(idleHours) * 3600
-        self.maximum = Int64(maxDays) * 86400
+        self.repository = repository
+        self.logger = logger
+        self.idle = Int64(idleHours) * 3_600_000
+        self.maximum = Int64(maxDays) * 86_400_000
     }
 
     static func digest(_ secret: String) -> String { Crypto.hex(Crypto.sha256(Array(secret.utf8))) }
 
     /// Fresh secrets and the expiry of a session starting now.
     func makeSession() -> NewSession {
-        let now = Timestamp.now().seconds
+        let now = Timestamp.now().milliseconds
         return NewSession(token: Crypto.base64URL(Crypto.randomBytes(32)), csrfToken: Crypto.base64URL(Crypto.randomBytes(32)),
                           createdAt: now, expiresAt: now + min(idle, maximum))
     }
 
-    /// Stores `session` for `userID`; called inside the caller's write.
-    static func insert(_ session: NewSession, userID: Int64, request: Request?, db: Database) throws {
-        try db.execute("""
-            INSERT INTO accounts_sessions (user_id, token_digest, csrf_digest, created_at, last_used_at, expires_at, ip, user_agent)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, userID, session.tokenDigest, session.csrfDigest, session.createdAt, session.createdAt, session.expiresAt,
-            request?.clientAddress, request?.headers["User-Agent"].map { String($0.prefix(200)) })
-    }
-
-    func authenticate(_ request: Request) async throws -> AuthenticatedUser? {
-        guard let (token, viaCookie) = try SessionManager.credentials(request) else { return nil }
+    func authenticate(_ request: Request, allowQueryToken: Bool) async throws -> AuthenticatedUser? {
+        guard let (token, viaCookie) = try SessionManager.credentials(request, allowQueryToken: allowQueryToken) else { return nil }
         let digest = SessionManager.digest(token)
-        let row = try await store.read { db in
-            try db.queryOne("""
-                SELECT s.id, s.user_id, s.csrf_digest, s.created_at, s.last_used_at, s.expires_at, u.username, u.role, u.active
-                FROM accounts_sessions s JOIN accounts_users u ON u.id = s.user_id WHERE s.token_digest = ?
-                """, digest)
-        }
-        let now = Timestamp.now().seconds
-        guard let row, let sessionID = row.int64("id"), let userID = row.int64("user_id"),
-              let expires = row.int64("expires_at"), expires > now else {
+        let repository = self.repository
+        let found = try await store.read { db in try repository.session(db, tokenDigest: digest) }
+        let now = Timestamp.now().milliseconds
+        guard let session = found, session.expiresAt > now else {
             throw APIError(status: 401, code: "session_expired", message: "the session has expired or was ended; log in again")
         }
-        guard row.bool("active") == true else {
+        guard session.userActive else {
             throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
         }
         if viaCookie && !request.method.isSafe {
-            try SessionManager.checkCSRF(request, storedDigest: row.string("csrf_digest") ?? "")
+            try SessionManager.checkCSRF(request, storedDigest: session.csrfDigest)
         }
-        if let lastUsed = row.int64("last_used_at"), now - lastUsed >= SessionManager.renewInterval {
-            let created = row.int64("created_at") ?? now
-            let newExpiry = min(now + idle, created + maximum)
-            try await store.write { db in
-                try db.execute("UPDATE accounts_sessions SET last_used_at = ?, expires_at = ? WHERE id = ?", now, newExpiry, sessionID)
-            }
+        if viaCookie && SessionManager.isWebSocketUpgrade(request) {
+            try SessionManager.checkWebSocketOrigin(request)
         }
-        return AuthenticatedUser(id: userID, username: row.string("username") ?? "", role: UserRole(rawValue: row.string("role") ?? "") ?? .employee,
-                                 sessionID: sessionID, viaCookie: viaCookie)
+        if now - session.lastUsedAt >= SessionManager.renewInterval {
+            await renew(session, now: now)
+        }
+        return AuthenticatedUser(id: session.userID, username: session.username, role: session.role, sessionID: session.id, viaCookie: viaCookie)
     }
 
-    /// The token and whether it came from the cookie. A bearer token wins over a cookie.
-    static func credentials(_ request: Request) throws -> (String, Bool)? {
+    /// Slides the session's expiry. A failure here (a busy or failing store) must not fail the
+    /// request the session is valid for: it is logged, and the next request tries again.
+    func renew(_ session: StoredSession, now: Int64) async {
+        let newExpiry = min(now + idle, session.createdAt + maximum)
+        let repository = self.repository
+        do {
+            try await store.write { db in try repository.renewSession(db, id: session.id, usedAt: now, expiresAt: newExpiry) }
+        } catch {
+            logger.warning("session renewal failed", ["session.id": String(session.id), "user.id": String(session.userID),
+                                                      "error": String(describing: error)])
+        }
+    }
+
+    /// The token and whether it came from the cookie. A bearer token wins over `?token=` (when
+    /// the route allows it), which wins over the cookie.
+    static func credentials(_ request: Request, allowQueryToken: Bool = false) throws -> (String, Bool)? {
         if let authorization = request.headers["Authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw APIError.unauthenticated("use 'Authorization: Bearer <token>'")
             }
             return (String(parts[1]).trimmingWhitespace(), false)
+        }
+        if allowQueryToken, let token = request.query["token"], !token.isEmpty {
+            return (token, false)
         }
         for header in request.headers.values("Cookie") {
             for pair in header.split(separator: ";") {
@@ -103,22 +122,38 @@ final class SessionManager: SessionAuthenticator {
         return nil
     }
 
+    static let csrfFailed = APIError(status: 403, code: "csrf_failed", message: "missing or wrong X-CSRF-Token, or a foreign Origin")
+
     /// A cookie-authenticated unsafe request needs the session's CSRF token and, when the
     /// browser sends `Origin`, an origin naming this very host.
     static func checkCSRF(_ request: Request, storedDigest: String) throws {
-        let failed = APIError(status: 403, code: "csrf_failed", message: "missing or wrong X-CSRF-Token, or a foreign Origin")
         guard let token = request.headers["X-CSRF-Token"], !token.isEmpty,
-              Crypto.constantTimeEqual(Array(digest(token).utf8), Array(storedDigest.utf8)) else { throw failed }
+              Crypto.constantTimeEqual(Array(digest(token).utf8), Array(storedDigest.utf8)) else { throw csrfFailed }
         if let origin = request.headers["Origin"] {
-            guard let host = request.headers["Host"]?.lowercased(), !host.isEmpty else { throw failed }
+            guard let host = request.headers["Host"]?.lowercased(), !host.isEmpty else { throw csrfFailed }
             let o = origin.lowercased()
-            guard o == "http://" + host || o == "https://" + host else { throw failed }
+            guard o == "http://" + host || o == "https://" + host else { throw csrfFailed }
         }
+    }
+
+    /// Whether `request` asks to become a WebSocket (`GET` with `Upgrade: websocket`).
+    static func isWebSocketUpgrade(_ request: Request) -> Bool {
+        request.method == .GET && request.headers.values("Upgrade").contains { value in
+            value.split(separator: ",").contains { String($0).trimmingWhitespace().lowercased() == "websocket" }
+        }
+    }
+
+    /// Browsers send cookies with cross-site WebSocket handshakes and the same-origin policy does
+    /// not stop them, so a cookie-authenticated upgrade must come from this server's own origin:
+    /// `Origin` must be present and equal the scheme (per `isSecure`) and `Host` of the request.
+    static func checkWebSocketOrigin(_ request: Request) throws {
+        guard let origin = request.headers["Origin"]?.lowercased(), let host = request.headers["Host"]?.lowercased(), !host.isEmpty,
+              origin == (request.isSecure ? "https://" : "http://") + host else { throw csrfFailed }
     }
 
     /// `Set-Cookie` for a new session.
     static func cookie(_ session: NewSession, secure: Bool) -> String {
-        let maxAge = max(0, session.expiresAt - Timestamp.now().seconds)
+        let maxAge = max(0, (session.expiresAt - Timestamp.now().milliseconds) / 1000)
         return "\(cookieName)=\(session.token); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")"
     }
 

@@ -20,15 +20,10 @@ struct UserRecord: Sendable {
     let language: String
     let notificationsEnabled: Bool
     let avatarVersion: Int64?
-    let createdAt: String
-    let lastLoginAt: String?
+    let createdAt: Timestamp
+    let lastLoginAt: Timestamp?
 
-    /// The columns `init(row:)` reads, for SELECT lists.
-    static let columns = """
-        id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country,
-        language, notifications_enabled, avatar_version, created_at, last_login_at
-        """
-
+    /// A row with `AccountsRepository.userColumns`.
     init(row: Row) {
         id = row.int64("id") ?? 0
         username = row.string("username") ?? ""
@@ -46,8 +41,8 @@ struct UserRecord: Sendable {
         language = row.string("language") ?? "en"
         notificationsEnabled = row.bool("notifications_enabled") ?? true
         avatarVersion = row.int64("avatar_version")
-        createdAt = row.string("created_at") ?? ""
-        lastLoginAt = row.string("last_login_at")
+        createdAt = row.timestamp("created_at") ?? Timestamp(seconds: 0)
+        lastLoginAt = row.timestamp("last_login_at")
     }
 
     /// `/api/v1/users/{id}/avatar?v={version}`, nil without an avatar.
@@ -60,7 +55,7 @@ struct UserRecord: Sendable {
     var privateJSON: JSONValue {
         .object(publicFields + [
             ("notificationsEnabled", .bool(notificationsEnabled)),
-            ("lastLoginAt", lastLoginAt.map(JSONValue.string) ?? .null),
+            ("lastLoginAt", lastLoginAt.map { .string($0.rfc3339()) } ?? .null),
         ])
     }
 
@@ -82,7 +77,7 @@ struct UserRecord: Sendable {
             ("country", text(country)),
             ("language", .string(language)),
             ("avatarUrl", text(avatarURL)),
-            ("createdAt", .string(createdAt)),
+            ("createdAt", .string(createdAt.rfc3339())),
         ]
     }
 

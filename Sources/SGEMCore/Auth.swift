@@ -33,8 +33,17 @@ public protocol SessionAuthenticator: Sendable {
     /// The user, or nil when the request carries no credentials at all. Throws 401
     /// `session_expired` for unknown, revoked or expired credentials, 403 `account_inactive`,
     /// and 403 `csrf_failed` for a cookie-authenticated unsafe request without a valid CSRF
-    /// token or with a foreign `Origin`.
-    func authenticate(_ request: Request) async throws -> AuthenticatedUser?
+    /// token or with a foreign `Origin`, or a cookie-authenticated WebSocket upgrade whose
+    /// `Origin` is not this server's. With `allowQueryToken`, `?token=<bearer token>` is accepted
+    /// too (for clients that cannot set headers: WebSockets, calendar feeds); otherwise it is ignored.
+    func authenticate(_ request: Request, allowQueryToken: Bool) async throws -> AuthenticatedUser?
+}
+
+extension SessionAuthenticator {
+    /// Authenticates by `Authorization: Bearer` or the session cookie only.
+    public func authenticate(_ request: Request) async throws -> AuthenticatedUser? {
+        try await authenticate(request, allowQueryToken: false)
+    }
 }
 
 /// The authenticated user of a request, set by `RequireUser` and `RequireAdmin`.
@@ -55,19 +64,27 @@ extension RequestContext {
 /// can be built before the accounts module boots.
 public struct RequireUser: Middleware {
     let services: ServiceRegistry
+    let allowQueryToken: Bool
 
-    public init(services: ServiceRegistry) { self.services = services }
+    /// - Parameter allowQueryToken: accept the bearer token as `?token=` too. Only for routes
+    ///   whose clients cannot send headers (`/api/v1/realtime`, calendar feeds): a token in a URL
+    ///   ends up in logs and histories, so ordinary routes ignore it.
+    public init(services: ServiceRegistry, allowQueryToken: Bool = false) {
+        self.services = services
+        self.allowQueryToken = allowQueryToken
+    }
 
     public func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
-        _ = try await RequireUser.resolve(request, context: context, services: services)
+        _ = try await RequireUser.resolve(request, context: context, services: services, allowQueryToken: allowQueryToken)
         return try await next(request, context)
     }
 
     /// Authenticates once per request; a second middleware reuses the stored user.
-    static func resolve(_ request: Request, context: RequestContext, services: ServiceRegistry) async throws -> AuthenticatedUser {
+    static func resolve(_ request: Request, context: RequestContext, services: ServiceRegistry,
+                        allowQueryToken: Bool = false) async throws -> AuthenticatedUser {
         if let user = context[CurrentUser.self] { return user }
         guard let authenticator = services.resolve((any SessionAuthenticator).self),
-              let user = try await authenticator.authenticate(request) else {
+              let user = try await authenticator.authenticate(request, allowQueryToken: allowQueryToken) else {
             throw APIError.unauthenticated()
         }
         context[CurrentUser.self] = user

@@ -6,13 +6,10 @@ public struct JSONBody {
     public let fields: [String: JSONValue]
     public private(set) var problems: [String: String] = [:]
 
+    /// Reads `request`'s body; 415 `unsupported_media_type` unless it is declared
+    /// `application/json` (see `Request.checkJSONMediaType`), 400 `invalid_json` unless it is a JSON object.
     public init(_ request: Request) throws {
-        if let contentType = request.headers["Content-Type"] {
-            let media = contentType.split(separator: ";").first.map { String($0).filter { $0 != " " && $0 != "\t" }.lowercased() } ?? ""
-            guard media == "application/json" else {
-                throw APIError(status: 415, code: "unsupported_media_type", message: "expected Content-Type application/json")
-            }
-        }
+        try request.checkJSONMediaType()
         guard let value = try? JSONValue.parse(request.body) else { throw APIError.invalidJSON("the request body is not valid JSON") }
         guard let pairs = value.objectValue else { throw APIError.invalidJSON("the request body must be a JSON object") }
         var fields: [String: JSONValue] = [:]

@@ -39,20 +39,32 @@ public struct Request: Sendable {
         self.query = query
     }
 
-    /// Decodes the JSON body into `type`.
+    /// Decodes the JSON body into `type`; 415 unless the body is declared `application/json`.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if let contentType = headers["Content-Type"] {
-            let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingASCIISpaces() } ?? ""
-            guard HTTPHeaders.equalsIgnoringCase(media, "application/json") else {
-                throw APIError(status: 415, code: "unsupported_media_type", message: "expected Content-Type application/json")
-            }
-        }
+        try checkJSONMediaType()
         do {
             return try JSONDecoder().decode(T.self, from: Data(body))
         } catch let error as DecodingError {
             throw APIError.invalidJSON(Request.describe(error))
         } catch {
             throw APIError.invalidJSON("the request body is not valid JSON")
+        }
+    }
+
+    /// Throws 415 `unsupported_media_type` unless the body is declared `Content-Type:
+    /// application/json` (parameters such as `charset` allowed). A missing Content-Type is refused
+    /// too: a cross-origin page can send a body without one (or as `text/plain`) with no CORS
+    /// preflight, so only the declared type proves a script of this origin sent it. An empty body
+    /// without a Content-Type passes — it carries nothing to smuggle, and endpoints whose body is
+    /// optional accept it; the JSON readers then judge it (an empty body is not a JSON object).
+    public func checkJSONMediaType() throws {
+        guard let contentType = headers["Content-Type"] else {
+            if body.isEmpty { return }
+            throw APIError(status: 415, code: "unsupported_media_type", message: "send the body with Content-Type application/json")
+        }
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingASCIISpaces() } ?? ""
+        guard HTTPHeaders.equalsIgnoringCase(media, "application/json") else {
+            throw APIError(status: 415, code: "unsupported_media_type", message: "expected Content-Type application/json")
         }
     }
 

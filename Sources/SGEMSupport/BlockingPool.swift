@@ -36,6 +36,12 @@ public final class BlockingPool: Sendable {
         }
     }
 
+    /// Queues `body` to run on one of the pool's threads without waiting for it; false once the
+    /// pool is shut down (then `body` never runs).
+    public func execute(_ body: @escaping @Sendable () -> Void) -> Bool {
+        queue.enqueue(body)
+    }
+
     /// Stops the threads after the queued jobs have run.
     public func shutdown() { queue.stop() }
 }
@@ -43,5 +49,7 @@ public final class BlockingPool: Sendable {
 /// Work handed to a pool after `shutdown()`.
 public struct BlockingPoolStopped: Error, CustomStringConvertible {
     public let name: String
+    /// The error for work handed to the pool named `name`.
+    public init(name: String) { self.name = name }
     public var description: String { "the \(name) pool is shut down" }
 }

@@ -1,6 +1,7 @@
 @testable import SGEMAccounts
 import SGEMApp
 import SGEMCore
+import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 import SGEMTestSupport
@@ -10,20 +11,20 @@ import Testing
     @Test func hashesAreSelfDescribingSaltedAndVerifiable() async throws {
         let hasher = PasswordHasher(logN: 10, threads: 2, metrics: MetricsRegistry())
         defer { hasher.shutdown() }
-        let a = try await hasher.hash("a long password")
-        let b = try await hasher.hash("a long password")
+        let a = try await hasher.hash("a long password", for: "t")
+        let b = try await hasher.hash("a long password", for: "t")
         #expect(a.hasPrefix("scrypt$10$8$1$"))
         #expect(a != b, "every hash has its own salt")
-        #expect(try await hasher.verify("a long password", against: a))
-        #expect(try await hasher.verify("a long password", against: b))
-        #expect(try await !hasher.verify("a long passwore", against: a))
-        #expect(try await !hasher.verify("a long password", against: "plain text"))
-        #expect(try await !hasher.verify("anything at all", against: hasher.dummyHash))
+        #expect(try await hasher.verify("a long password", against: a, for: "t"))
+        #expect(try await hasher.verify("a long password", against: b, for: "t"))
+        #expect(try await !hasher.verify("a long passwore", against: a, for: "t"))
+        #expect(try await !hasher.verify("a long password", against: "plain text", for: "t"))
+        #expect(try await !hasher.verify("anything at all", against: hasher.dummyHash, for: "t"))
         #expect(!hasher.needsRehash(a))
         let stronger = PasswordHasher(logN: 11, threads: 1, metrics: MetricsRegistry())
         defer { stronger.shutdown() }
         #expect(stronger.needsRehash(a))
-        #expect(try await stronger.verify("a long password", against: a), "old parameters keep verifying")
+        #expect(try await stronger.verify("a long password", against: a, for: "t"), "old parameters keep verifying")
     }
 
     @Test func matchesTheRFC7914TestVector() throws {
@@ -41,16 +42,35 @@ import Testing
     }
 }
 
+extension LoginThrottle {
+    /// One failed login (reserved, then failed).
+    func failOnce(account: String, address: String) {
+        if let attempt = try? reserveLogin(account: account, address: address) { fail(attempt) }
+    }
+
+    /// The Retry-After a login would get now; nil when it may be tried (the probe is released).
+    func retryAfter(account: String, address: String) -> Int? {
+        do {
+            release(try reserveLogin(account: account, address: address))
+            return nil
+        } catch let error as APIError {
+            return error.headers["Retry-After"].flatMap { Int($0) }
+        } catch {
+            return -1
+        }
+    }
+}
+
 @Suite struct LoginThrottleTests {
     @Test func locksExponentiallyUpToTheCap() {
         let clock = ManualClock()
         let throttle = LoginThrottle(policy: ThrottlePolicy(accountFailures: 2, addressFailures: 1000, window: 600, baseLock: 10, maxLock: 35,
                                                             now: { clock.now }))
-        throttle.recordFailure(account: "bob", address: "10.0.0.1")
+        throttle.failOnce(account: "bob", address: "10.0.0.1")
         #expect(throttle.retryAfter(account: "bob", address: "10.0.0.1") == nil)
         var waits: [Int] = []
         for _ in 0..<4 {
-            throttle.recordFailure(account: "bob", address: "10.0.0.1")
+            throttle.failOnce(account: "bob", address: "10.0.0.1")
             let wait = throttle.retryAfter(account: "bob", address: "10.0.0.9")
             waits.append(wait ?? 0)
             clock.advance(Int64(wait ?? 0))
@@ -63,7 +83,7 @@ import Testing
     @Test func locksAnAddressThatGuessesManyAccounts() {
         let clock = ManualClock()
         let throttle = LoginThrottle(policy: ThrottlePolicy(accountFailures: 5, addressFailures: 3, baseLock: 30, now: { clock.now }))
-        for name in ["a", "b", "c"] { throttle.recordFailure(account: name, address: "10.0.0.7") }
+        for name in ["a", "b", "c"] { throttle.failOnce(account: name, address: "10.0.0.7") }
         #expect(throttle.retryAfter(account: "d", address: "10.0.0.7") == 30)
         #expect(throttle.retryAfter(account: "d", address: "10.0.0.8") == nil)
     }
@@ -71,9 +91,9 @@ import Testing
     @Test func failuresOutsideTheWindowAreForgotten() {
         let clock = ManualClock()
         let throttle = LoginThrottle(policy: ThrottlePolicy(accountFailures: 3, window: 100, now: { clock.now }))
-        for _ in 0..<2 { throttle.recordFailure(account: "bob", address: "x") }
+        for _ in 0..<2 { throttle.failOnce(account: "bob", address: "x") }
         clock.advance(101)
-        throttle.recordFailure(account: "bob", address: "x")
+        throttle.failOnce(account: "bob", address: "x")
         #expect(throttle.retryAfter(account: "bob", address: "x") == nil)
     }
 
@@ -82,10 +102,111 @@ import Testing
         let throttle = LoginThrottle(policy: ThrottlePolicy(capacity: 100, now: { clock.now }))
         for i in 0..<1000 {
             clock.advance(1)
-            throttle.recordFailure(account: "user\(i)", address: "10.0.\(i / 256).\(i % 256)")
+            throttle.failOnce(account: "user\(i)", address: "10.0.\(i / 256).\(i % 256)")
         }
         #expect(throttle.trackedCount <= 100)
         #expect(throttle.trackedCount > 50)
+    }
+
+    @Test func reservationsInFlightCountAgainstTheThreshold() throws {
+        let clock = ManualClock()
+        let throttle = LoginThrottle(policy: ThrottlePolicy(accountFailures: 5, addressFailures: 1000, baseLock: 30, now: { clock.now }))
+        // Thirty simultaneous attempts: the first five are admitted before any of them ends.
+        var admitted: [LoginThrottle.Attempt] = []
+        var refused: [Int] = []
+        for _ in 0..<30 {
+            do { admitted.append(try throttle.reserveLogin(account: "bob", address: "10.0.0.1")) } catch let error as APIError {
+                #expect(error.code == "rate_limited")
+                refused.append(error.headers["Retry-After"].flatMap { Int($0) } ?? 0)
+            }
+        }
+        #expect(admitted.count == 5)
+        #expect(refused.count == 25)
+        #expect(refused.allSatisfy { $0 == 30 }, "told to wait as long as the lock the pending guesses lead to")
+        // A release (no answer about the password) frees its place; a failure keeps it.
+        throttle.release(admitted.removeLast())
+        admitted.append(try throttle.reserveLogin(account: "bob", address: "10.0.0.2"))
+        for attempt in admitted { throttle.fail(attempt) }
+        #expect(throttle.retryAfter(account: "bob", address: "10.0.0.3") == 30, "five failures lock the account")
+    }
+
+    @Test func aSuccessReleasesItsPlaceAndClearsTheAccount() throws {
+        let clock = ManualClock()
+        let throttle = LoginThrottle(policy: ThrottlePolicy(accountFailures: 2, addressFailures: 3, baseLock: 30, now: { clock.now }))
+        throttle.failOnce(account: "bob", address: "10.0.0.1")
+        let right = try throttle.reserveLogin(account: "bob", address: "10.0.0.1")
+        throttle.succeed(right)
+        throttle.failOnce(account: "bob", address: "10.0.0.1")
+        #expect(throttle.retryAfter(account: "bob", address: "10.0.0.9") == nil, "the success cleared the account's earlier failure")
+        throttle.failOnce(account: "eve", address: "10.0.0.1")
+        #expect(throttle.retryAfter(account: "zed", address: "10.0.0.1") == 30, "the address keeps its failures")
+    }
+
+    @Test func registrationsAreThrottledPerAddress() throws {
+        let clock = ManualClock()
+        let throttle = LoginThrottle(policy: ThrottlePolicy(addressRegistrations: 2, baseLock: 30, now: { clock.now }))
+        for _ in 0..<2 { throttle.fail(try throttle.reserveRegistration(address: "10.0.0.1")) }
+        #expect(throws: APIError.self) { try throttle.reserveRegistration(address: "10.0.0.1") }
+        throttle.release(try throttle.reserveRegistration(address: "10.0.0.2"))
+        #expect(throttle.retryAfter(account: "bob", address: "10.0.0.1") == nil, "registrations do not lock logins")
+    }
+
+    @Test func expiredEntriesAreRemoved() throws {
+        let clock = ManualClock()
+        let throttle = LoginThrottle(policy: ThrottlePolicy(accountFailures: 2, window: 100, baseLock: 300, maxLock: 300, now: { clock.now }))
+        throttle.failOnce(account: "old", address: "10.0.0.1")
+        for _ in 0..<2 { throttle.failOnce(account: "locked", address: "10.0.0.2") }
+        let inFlight = try throttle.reserveLogin(account: "pending", address: "10.0.0.3")
+        #expect(throttle.trackedCount == 6)
+        clock.advance(150)
+        // The window of all has passed; the lock (300 s) and the attempt in flight still hold.
+        #expect(throttle.removeExpired() == 3)
+        #expect(throttle.trackedKeys == ["a:locked", "a:pending", "i:10.0.0.3"])
+        #expect(throttle.retryAfter(account: "locked", address: "10.0.0.9") == 150)
+        throttle.fail(inFlight)
+        clock.advance(200)
+        #expect(throttle.removeExpired() == 4, "the three left and the probe's address")
+        #expect(throttle.trackedCount == 0)
+    }
+}
+
+@Suite struct HashSchedulerTests {
+    /// A job that records its client's name when it runs.
+    func job(_ client: String, _ log: Shared<[String]>) -> HashScheduler.Job {
+        HashScheduler.Job(run: { log.withLock { $0.append(client) } }, cancel: { _ in log.withLock { $0.append("cancelled " + client) } })
+    }
+
+    @Test func servesClientsInTurnAndBoundsEach() throws {
+        let scheduler = HashScheduler(capacity: 10, perClient: 3)
+        let log = Shared<[String]>([])
+        for _ in 0..<3 { try scheduler.add(job("flood", log), client: "10.0.0.1") }
+        do {
+            try scheduler.add(job("flood", log), client: "10.0.0.1")
+            Issue.record("a fourth job of one client must be refused")
+        } catch let error as APIError {
+            #expect(error.status == 503)
+            #expect(error.code == "busy")
+            #expect(error.headers["Retry-After"] == "1")
+        }
+        try scheduler.add(job("real", log), client: "10.0.0.2")
+        scheduler.runNext()
+        scheduler.runNext()
+        #expect(log.value == ["flood", "real"], "the second client is served right after the first one's current job")
+        #expect(scheduler.activeCount("10.0.0.1") == 2)
+        scheduler.runNext()
+        scheduler.runNext()
+        #expect(scheduler.activeCount("10.0.0.1") == 0)
+        #expect(scheduler.queuedCount == 0)
+    }
+
+    @Test func theWholeQueueIsBounded() throws {
+        let scheduler = HashScheduler(capacity: 4, perClient: 2)
+        let log = Shared<[String]>([])
+        for i in 0..<2 { for _ in 0..<2 { try scheduler.add(job("c\(i)", log), client: "c\(i)") } }
+        #expect(throws: APIError.self) { try scheduler.add(self.job("late", log), client: "another") }
+        scheduler.close(cancelling: BlockingPoolStopped(name: "hash"))
+        #expect(log.value.filter { $0.hasPrefix("cancelled") }.count == 4, "closing answers every queued caller")
+        #expect(throws: BlockingPoolStopped.self) { try scheduler.add(self.job("after", log), client: "c0") }
     }
 }
 

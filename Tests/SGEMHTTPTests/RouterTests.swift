@@ -208,12 +208,13 @@ struct RouterTests {
         #expect(throws: APIError.self) { try wrongType.decode(Payload.self) }
         do { _ = try wrongType.decode(Payload.self) } catch let error as APIError { #expect(error.status == 415); #expect(error.code == "unsupported_media_type") }
 
-        let broken = Request(method: .POST, target: "/", body: Array(#"{"name":"a""#.utf8))
+        let json = HTTPHeaders([("Content-Type", "application/json")])
+        let broken = Request(method: .POST, target: "/", headers: json, body: Array(#"{"name":"a""#.utf8))
         do { _ = try broken.decode(Payload.self); Issue.record("expected a failure") } catch let error as APIError {
             #expect(error.status == 400)
             #expect(error.code == "invalid_json")
         }
-        let missing = Request(method: .POST, target: "/", body: Array(#"{"name":"a"}"#.utf8))
+        let missing = Request(method: .POST, target: "/", headers: json, body: Array(#"{"name":"a"}"#.utf8))
         do { _ = try missing.decode(Payload.self); Issue.record("expected a failure") } catch let error as APIError {
             #expect(error.code == "invalid_json")
             #expect(error.message.contains("count"))

@@ -1,0 +1,278 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMStore
+import SGEMSupport
+
+/// Every SQL statement of the accounts module, in domain terms. Methods take the store's
+/// `Database` so that callers compose several of them in one read or one write transaction; a
+/// second backend implements the same methods. Timestamps are INTEGER milliseconds since the
+/// epoch (`Timestamp.milliseconds` when binding, `Row.timestamp` when reading).
+struct AccountsRepository: Sendable {
+    /// The columns `UserRecord.init(row:)` reads, for SELECT lists.
+    static let userColumns = """
+        id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country,
+        language, notifications_enabled, avatar_version, created_at, last_login_at
+        """
+
+    // MARK: Users
+
+    func user(_ db: Database, id: Int64) throws -> UserRecord? {
+        try db.queryOne("SELECT \(Self.userColumns) FROM accounts_users WHERE id = ?", id).map(UserRecord.init(row:))
+    }
+
+    /// The user whose username or lowercased email is `key`, with the stored password hash.
+    func userWithPasswordHash(_ db: Database, login key: String) throws -> (UserRecord, String)? {
+        try db.queryOne("SELECT \(Self.userColumns), password_hash FROM accounts_users WHERE username = ? OR email_lower = ? LIMIT 1", key, key)
+            .map { (UserRecord(row: $0), $0.string("password_hash") ?? "") }
+    }
+
+    /// Users matching `query` (lowercased) by name-word, username or email prefix, filtered by
+    /// `status` (active, inactive, all), by name then username, after the user `after` (a keyset
+    /// cursor), at most `limit`.
+    func users(_ db: Database, query q: String, status: String, after: UserCursor?, limit: Int) throws -> [UserRecord] {
+        let prefix = Self.likeEscaped(q) + "%"
+        let activeFilter: Int64 = status == "inactive" ? 0 : 1
+        return try db.query("""
+            SELECT \(Self.userColumns) FROM accounts_users
+            WHERE (? = 'all' OR active = ?)
+              AND (? = '' OR name_key LIKE ? ESCAPE '\\' OR name_key LIKE ? ESCAPE '\\'
+                   OR username LIKE ? ESCAPE '\\' OR email_lower LIKE ? ESCAPE '\\')
+              AND (? IS NULL OR name_key > ? OR (name_key = ? AND username > ?))
+            ORDER BY name_key, username LIMIT ?
+            """, status, activeFilter, q, prefix, "% " + prefix, prefix, prefix,
+            after?.nameKey, after?.nameKey, after?.nameKey, after?.username, limit).map(UserRecord.init(row:))
+    }
+
+    /// Where the listing stands after the user `id`; nil when there is no such user.
+    func cursor(_ db: Database, after id: Int64) throws -> UserCursor? {
+        try db.queryOne("SELECT name_key, username FROM accounts_users WHERE id = ?", id).map {
+            UserCursor(nameKey: $0.string("name_key") ?? "", username: $0.string("username") ?? "")
+        }
+    }
+
+    /// The company-wide number of users and of active ones.
+    func userCounts(_ db: Database) throws -> (total: Int, active: Int) {
+        let counts = try db.queryOne("SELECT COUNT(*) AS total, COALESCE(SUM(active), 0) AS active FROM accounts_users")
+        return (counts?.int("total") ?? 0, counts?.int("active") ?? 0)
+    }
+
+    func activeAdminIDs(_ db: Database) throws -> [Int64] {
+        try db.query("SELECT id FROM accounts_users WHERE role = 'admin' AND active = 1 ORDER BY id").compactMap { $0.int64("id") }
+    }
+
+    /// Active admins other than `userID`.
+    func otherActiveAdminCount(_ db: Database, besides userID: Int64) throws -> Int {
+        try db.queryOne("SELECT COUNT(*) AS n FROM accounts_users WHERE role = 'admin' AND active = 1 AND id != ?", userID)?.int("n") ?? 0
+    }
+
+    func isUsernameTaken(_ db: Database, _ username: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM accounts_users WHERE username = ?", username) != nil
+    }
+
+    /// Whether another user than `exceptUserID` has the (lowercased) email address.
+    func isEmailTaken(_ db: Database, _ emailLower: String, exceptUserID: Int64? = nil) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM accounts_users WHERE email_lower = ? AND (? IS NULL OR id != ?)",
+                        emailLower, exceptUserID, exceptUserID) != nil
+    }
+
+    /// Inserts an active user and returns its id.
+    func insertUser(_ db: Database, username: String, email: String, displayName: String, role: UserRole, language: String,
+                    passwordHash: String, createdAt: Timestamp, lastLoginAt: Timestamp?) throws -> Int64 {
+        let row = try db.queryOne("""
+            INSERT INTO accounts_users (username, email, email_lower, password_hash, role, active, display_name, name_key,
+                                        language, created_at, last_login_at)
+            VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING id
+            """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, displayName.lowercased(),
+            language, createdAt.milliseconds, lastLoginAt?.milliseconds)
+        return row?.int64("id") ?? db.lastInsertRowID
+    }
+
+    /// The role, active flag and email of a user, for checks before a change.
+    func userState(_ db: Database, id: Int64) throws -> (role: UserRole, active: Bool, emailLower: String)? {
+        try db.queryOne("SELECT role, active, email_lower FROM accounts_users WHERE id = ?", id).map {
+            (UserRole(rawValue: $0.string("role") ?? "") ?? .employee, $0.bool("active") ?? false, $0.string("email_lower") ?? "")
+        }
+    }
+
+    /// Sets columns of one user; column names come from this module's constants only.
+    func update(_ db: Database, userID: Int64, _ changes: [ColumnChange]) throws {
+        guard !changes.isEmpty else { return }
+        let assignments = changes.map { "\($0.column) = ?" }.joined(separator: ", ")
+        try db.execute("UPDATE accounts_users SET \(assignments) WHERE id = ?",
+                       bindings: changes.map { $0.value as any SQLBindable } + [userID as any SQLBindable])
+    }
+
+    func setPasswordHash(_ db: Database, userID: Int64, _ hash: String) throws {
+        try db.execute("UPDATE accounts_users SET password_hash = ? WHERE id = ?", hash, userID)
+    }
+
+    func setLastLogin(_ db: Database, userID: Int64, at time: Timestamp) throws {
+        try db.execute("UPDATE accounts_users SET last_login_at = ? WHERE id = ?", time.milliseconds, userID)
+    }
+
+    // MARK: Sessions
+
+    /// Stores `session` for `userID`.
+    func insertSession(_ db: Database, _ session: NewSession, userID: Int64, ip: String?, userAgent: String?) throws {
+        try db.execute("""
+            INSERT INTO accounts_sessions (user_id, token_digest, csrf_digest, created_at, last_used_at, expires_at, ip, user_agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, userID, session.tokenDigest, session.csrfDigest, session.createdAt, session.createdAt, session.expiresAt, ip, userAgent)
+    }
+
+    /// The session whose token has `digest`, with its user's name, role and active flag.
+    func session(_ db: Database, tokenDigest digest: String) throws -> StoredSession? {
+        try db.queryOne("""
+            SELECT s.id, s.user_id, s.csrf_digest, s.created_at, s.last_used_at, s.expires_at, u.username, u.role, u.active
+            FROM accounts_sessions s JOIN accounts_users u ON u.id = s.user_id WHERE s.token_digest = ?
+            """, digest).flatMap { row in
+            guard let id = row.int64("id"), let userID = row.int64("user_id") else { return nil }
+            return StoredSession(id: id, userID: userID, csrfDigest: row.string("csrf_digest") ?? "",
+                                 createdAt: row.int64("created_at") ?? 0, lastUsedAt: row.int64("last_used_at") ?? 0,
+                                 expiresAt: row.int64("expires_at") ?? 0, username: row.string("username") ?? "",
+                                 role: UserRole(rawValue: row.string("role") ?? "") ?? .employee, userActive: row.bool("active") ?? false)
+        }
+    }
+
+    /// Records a use of the session and its new expiry (both epoch milliseconds).
+    func renewSession(_ db: Database, id: Int64, usedAt: Int64, expiresAt: Int64) throws {
+        try db.execute("UPDATE accounts_sessions SET last_used_at = ?, expires_at = ? WHERE id = ?", usedAt, expiresAt, id)
+    }
+
+    func deleteSession(_ db: Database, id: Int64) throws {
+        try db.execute("DELETE FROM accounts_sessions WHERE id = ?", id)
+    }
+
+    /// Ends every session of `userID` except `keep` (nil: all).
+    func deleteSessions(_ db: Database, userID: Int64, except keep: Int64? = nil) throws {
+        try db.execute("DELETE FROM accounts_sessions WHERE user_id = ? AND (? IS NULL OR id != ?)", userID, keep, keep)
+    }
+
+    /// Removes sessions expired at `now` (epoch milliseconds), of one user or of everyone; returns how many.
+    @discardableResult
+    func deleteExpiredSessions(_ db: Database, now: Int64, userID: Int64? = nil) throws -> Int {
+        try db.execute("DELETE FROM accounts_sessions WHERE expires_at <= ? AND (? IS NULL OR user_id = ?)", now, userID, userID)
+        return db.changes
+    }
+
+    // MARK: Avatars
+
+    /// Gives the user a new avatar version and returns it.
+    func nextAvatarVersion(_ db: Database, userID: Int64) throws -> Int64 {
+        guard let version = try db.queryOne("""
+            UPDATE accounts_users SET avatar_counter = avatar_counter + 1, avatar_version = avatar_counter + 1
+            WHERE id = ? RETURNING avatar_version
+            """, userID)?.int64("avatar_version") else { throw APIError.notFound("no such user") }
+        return version
+    }
+
+    func saveAvatar(_ db: Database, userID: Int64, contentType: String, data: [UInt8], version: Int64, etag: String) throws {
+        try db.execute("""
+            INSERT INTO accounts_avatars (user_id, content_type, data, version, etag) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, data = excluded.data,
+                                                version = excluded.version, etag = excluded.etag
+            """, userID, contentType, data, version, etag)
+    }
+
+    func deleteAvatar(_ db: Database, userID: Int64) throws {
+        try db.execute("UPDATE accounts_users SET avatar_version = NULL WHERE id = ?", userID)
+        try db.execute("DELETE FROM accounts_avatars WHERE user_id = ?", userID)
+    }
+
+    func avatar(_ db: Database, userID: Int64) throws -> StoredAvatar? {
+        try db.queryOne("SELECT content_type, data, version, etag FROM accounts_avatars WHERE user_id = ?", userID).map {
+            StoredAvatar(contentType: $0.string("content_type") ?? "application/octet-stream", data: $0.blob("data") ?? [],
+                         version: $0.int64("version") ?? 0, etag: $0.string("etag") ?? "")
+        }
+    }
+
+    // MARK: Audit
+
+    func appendAudit(_ db: Database, at time: Timestamp, event: String, actorID: Int64?, targetID: Int64?, login: String?,
+                     ip: String?, detail: String?) throws {
+        try db.execute("INSERT INTO accounts_audit (at, event, actor_id, target_id, login, ip, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       time.milliseconds, event, actorID, targetID, login, ip, detail)
+    }
+
+    /// Newest first, ids below `before`.
+    func auditPage(_ db: Database, before: Int64?, limit: Int) throws -> [AuditEntry] {
+        try db.query("""
+            SELECT a.id, a.at, a.event, a.actor_id, au.username AS actor_username, a.target_id, tu.username AS target_username,
+                   a.login, a.ip, a.detail
+            FROM accounts_audit a
+            LEFT JOIN accounts_users au ON au.id = a.actor_id
+            LEFT JOIN accounts_users tu ON tu.id = a.target_id
+            WHERE a.id < ? ORDER BY a.id DESC LIMIT ?
+            """, before ?? Int64.max, limit).map { row in
+            AuditEntry(id: row.int64("id") ?? 0, at: row.timestamp("at"), event: row.string("event") ?? "",
+                       actorID: row.int64("actor_id"), actorUsername: row.string("actor_username"),
+                       targetID: row.int64("target_id"), targetUsername: row.string("target_username"),
+                       login: row.string("login"), ip: row.string("ip"), detail: row.string("detail"))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// `s` with LIKE's wildcards and the escape character escaped (`ESCAPE '\'`).
+    static func likeEscaped(_ s: String) -> String {
+        var out = ""
+        for ch in s {
+            if ch == "\\" || ch == "%" || ch == "_" { out.append("\\") }
+            out.append(ch)
+        }
+        return out
+    }
+}
+
+/// A position in the directory's order (display name, then username).
+struct UserCursor: Sendable {
+    let nameKey: String
+    let username: String
+}
+
+/// A session row with what authentication needs of its user. Times are epoch milliseconds.
+struct StoredSession: Sendable {
+    let id: Int64
+    let userID: Int64
+    let csrfDigest: String
+    let createdAt: Int64
+    let lastUsedAt: Int64
+    let expiresAt: Int64
+    let username: String
+    let role: UserRole
+    let userActive: Bool
+}
+
+/// A stored profile picture.
+struct StoredAvatar: Sendable {
+    let contentType: String
+    let data: [UInt8]
+    let version: Int64
+    let etag: String
+}
+
+/// One security event of the audit log.
+struct AuditEntry: Sendable {
+    let id: Int64
+    let at: Timestamp?
+    let event: String
+    let actorID: Int64?
+    let actorUsername: String?
+    let targetID: Int64?
+    let targetUsername: String?
+    let login: String?
+    let ip: String?
+    let detail: String?
+
+    /// The API's form: times as RFC 3339 UTC strings.
+    var json: JSONValue {
+        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        func int(_ v: Int64?) -> JSONValue { v.map { .number(Double($0)) } ?? .null }
+        return [
+            "id": int(id), "at": text(at?.rfc3339()), "event": .string(event),
+            "actorId": int(actorID), "actorUsername": text(actorUsername),
+            "targetId": int(targetID), "targetUsername": text(targetUsername),
+            "login": text(login), "ip": text(ip), "detail": text(detail),
+        ]
+    }
+}
