@@ -1,8 +1,9 @@
 import SGEMStore
 
 extension AccountsRepository {
-    /// The accounts schema, append-only: a released migration is never edited.
-    static func registerMigrations(_ migrations: inout MigrationList) {
+    /// The accounts schema, append-only: a released migration is never edited. `through` stops
+    /// after the named migration (tests build a database as an older release left it).
+    static func registerMigrations(_ migrations: inout MigrationList, through last: String? = nil) {
         migrations.add("accounts.001_users", sql: """
             CREATE TABLE accounts_users (
                 id INTEGER PRIMARY KEY,
@@ -53,6 +54,7 @@ extension AccountsRepository {
                 detail TEXT
             );
             """)
+        if last == "accounts.001_users" { return }
         // One timestamp form across the module: INTEGER epoch milliseconds. Users' and audit times
         // were RFC 3339 TEXT, sessions' INTEGER seconds. A TEXT-affinity column would turn
         // integers back into text, so new INTEGER columns take the converted values, the old ones
