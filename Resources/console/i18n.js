@@ -166,6 +166,8 @@ const strings = {
     "admin.save": "Save",
     "admin.cancel": "Cancel",
     "admin.saved": "{name} has been updated.",
+    "admin.more": "Show more users",
+    "admin.shown": "Showing {shown} of {total} users.",
   },
   es: {
     "app.name": "sgem",
@@ -332,6 +334,8 @@ const strings = {
     "admin.save": "Guardar",
     "admin.cancel": "Cancelar",
     "admin.saved": "Se ha actualizado a {name}.",
+    "admin.more": "Mostrar más usuarios",
+    "admin.shown": "Se muestran {shown} de {total} usuarios.",
   },
 };
 

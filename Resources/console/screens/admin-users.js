@@ -131,18 +131,65 @@ export function render(root, ctx) {
     return form;
   }
 
+  // The list comes a page at a time; "Show more" asks for the next one from where the last ended.
+  const PAGE = 100;
+  let shown = 0;
+  let nextAfter = null;
+  const more = h("button.secondary", { type: "button", id: "admin-more", hidden: true }, t("admin.more"));
+  const shownNote = h("p.muted", { id: "admin-shown", hidden: true });
+
+  async function fetchPage(after) {
+    const params = new URLSearchParams({ status: "all", limit: String(PAGE) });
+    if (after !== null) params.set("after", String(after));
+    return get("/users?" + params);
+  }
+
+  function showPaging(total) {
+    more.hidden = nextAfter === null;
+    shownNote.hidden = nextAfter === null;
+    shownNote.textContent = t("admin.shown", { shown, total });
+  }
+
   let sequence = 0;
+  /// Reloads the list from the start, as many pages as were shown before (at least one).
   async function load() {
     const mine = ++sequence;
+    const wanted = Math.max(PAGE, shown);
     try {
-      const result = await get("/users?status=all");
+      let result = await fetchPage(null);
+      const items = [...result.items];
+      while (result.nextAfter !== null && items.length < wanted) {
+        result = await fetchPage(result.nextAfter);
+        items.push(...result.items);
+      }
       if (mine !== sequence || !ctx.alive()) return;
       counts.textContent = countsText(result.total, result.active);
-      list.replaceChildren(...result.items.map(row));
+      list.replaceChildren(...items.map(row));
+      shown = items.length;
+      nextAfter = result.nextAfter;
+      showPaging(result.total);
     } catch (error) {
       if (mine === sequence && ctx.alive()) status.set("bad", errorText(error));
     }
   }
+
+  more.addEventListener("click", async () => {
+    const mine = ++sequence;
+    more.disabled = true;
+    try {
+      const result = await fetchPage(nextAfter);
+      if (mine !== sequence || !ctx.alive()) return;
+      counts.textContent = countsText(result.total, result.active);
+      list.append(...result.items.map(row));
+      shown += result.items.length;
+      nextAfter = result.nextAfter;
+      showPaging(result.total);
+    } catch (error) {
+      if (mine === sequence && ctx.alive()) status.set("bad", errorText(error));
+    } finally {
+      more.disabled = false;
+    }
+  });
 
   // The create form.
   const fields = {
@@ -197,6 +244,7 @@ export function render(root, ctx) {
   root.append(
     h("div.page-head", {}, h("h1", {}, t("admin.title")), counts),
     secretSlot, form,
-    h("section.card", { "aria-labelledby": "list-title" }, h("h2", { id: "list-title" }, t("admin.list")), status, list));
+    h("section.card", { "aria-labelledby": "list-title" }, h("h2", { id: "list-title" }, t("admin.list")), status, list,
+      shownNote, h("div.actions", {}, more)));
   load();
 }
