@@ -15,7 +15,12 @@ public struct AccountsRuntime: Sendable {
     /// Builds the runtime and publishes `SessionAuthenticator` and `UserDirectory`.
     static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy) async throws -> AccountsRuntime {
         let repository = AccountsRepository()
-        let hasher = PasswordHasher(logN: context.configuration.int("password-hash-log-n"), threads: PasswordHasher.cpuCount,
+        // The queue bounds are settings once the module declares them (`password-hash-queue`,
+        // `password-hash-per-client`); until then, and when unset, the defaults below.
+        let configuration = context.configuration
+        let hasher = PasswordHasher(logN: configuration.int("password-hash-log-n"), threads: PasswordHasher.cpuCount,
+                                    queueCapacity: configuration.string("password-hash-queue").flatMap { Int($0) } ?? 64,
+                                    perClient: configuration.string("password-hash-per-client").flatMap { Int($0) } ?? 8,
                                     metrics: context.metrics)
         let sessions = SessionManager(store: context.store, repository: repository, idleHours: context.configuration.int("session-idle-hours"),
                                       maxDays: context.configuration.int("session-max-days"), logger: context.logger)

@@ -49,7 +49,8 @@ final class LoginThrottle: Sendable {
         var lastSeen: Int64
     }
 
-    /// What a reservation holds: the keys it counts against. End it with `fail`, `succeed` or `release`.
+    /// What a reservation holds: the keys it counts against (for a login, the account's first).
+    /// End it with exactly one of `fail`, `succeed` or `release`.
     struct Attempt: Sendable {
         fileprivate let keys: [(key: String, threshold: Int)]
     }
