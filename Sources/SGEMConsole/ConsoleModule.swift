@@ -56,7 +56,7 @@ extension ConsoleModule {
         headers.set("ETag", asset.etag)
         headers.set("Cache-Control", "no-cache")
         headers.set("Vary", "Accept-Encoding")
-        if let match = request.headers["If-None-Match"], matches(match, asset.etag) {
+        if request.headers.ifNoneMatchMatches(asset.etag) {
             return Response(status: 304, headers: headers)
         }
         headers.set("Content-Type", asset.contentType)
@@ -65,13 +65,6 @@ extension ConsoleModule {
             return Response(status: 200, headers: headers, body: gz)
         }
         return Response(status: 200, headers: headers, body: asset.bytes)
-    }
-
-    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
-        ifNoneMatch.split(separator: ",").contains { part in
-            let tag = part.trimmingCharacters(in: " \t")
-            return tag == "*" || tag == etag || tag == "W/" + etag
-        }
     }
 
     /// True when `Accept-Encoding` lists gzip (or `*`) without `q=0`.
