@@ -212,6 +212,19 @@ class Failure:
     known: str | None = None
 
 
+def errors_from(ndjson_path):
+    """The errors in a schemathesis NDJSON event stream (a network error, a timeout, the server
+    going away, with the last requests before it), each as one line."""
+    errors = []
+    with open(ndjson_path) as f:
+        for line in f:
+            error = json.loads(line).get("NonFatalError")
+            if error:
+                value = error.get("value", {})
+                errors.append(f"{error.get('label', '?')}: {value.get('type', '?')}: {value.get('message', '')}")
+    return errors
+
+
 def failures_from(ndjson_path, pass_name):
     """Every failed check in a schemathesis NDJSON event stream, with the request and the answer
     that failed it; one entry per distinct (operation, check, message)."""
@@ -272,7 +285,7 @@ def mark_known(failures, known):
 
 
 def run_pass(p, server, token, work, args):
-    """Runs schemathesis for one pass; returns (report dict, failures)."""
+    """Runs schemathesis for one pass; returns (report dict, failures, errors)."""
     report_dir = os.path.join(work, p.name.replace(" ", "-"))
     os.makedirs(report_dir)
     command = [sys.executable, "-m", "schemathesis.cli", "run", server.url + "/api/v1/openapi.json",
@@ -307,7 +320,11 @@ def run_pass(p, server, token, work, args):
         report = json.load(f)
     report["elapsed"] = elapsed
     report["returncode"] = out.returncode
-    return report, failures_from(os.path.join(report_dir, ndjsons[0]), p.name)
+    events = os.path.join(report_dir, ndjsons[0])
+    errors = errors_from(events)
+    if report.get("errors") and not errors:
+        errors = [json.dumps(e) for e in report["errors"]]
+    return report, failures_from(events, p.name), errors
 
 
 def main():
@@ -345,11 +362,11 @@ def main():
             if token and not session_works(server, p.user, token):
                 notes.append("its session was ended by an earlier pass; restored the account and logged in again")
                 token = restore(server, p.user)
-            report, failures = run_pass(p, server, token, work, args)
+            report, failures, errors = run_pass(p, server, token, work, args)
             all_failures += failures
-            errors = report.get("errors") or []
             if not server.alive():
-                notes.append("THE SERVER EXITED: " + server.log_tail())
+                notes.append(f"THE SERVER EXITED (status {server.proc.returncode}); the end of its log:\n"
+                             + server.log_tail())
             if report["returncode"] not in (0, 1):
                 notes.append(f"schemathesis exited {report['returncode']}")
             mark_known(failures, known)
@@ -360,14 +377,18 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {p.name}: {ops} operations, {cases} cases, "
                   f"{len(new)} failures, {len(failures) - len(new)} known, {len(errors)} errors ({report['elapsed']:.0f} s)")
             for e in errors:
-                print(f"  error: {short(json.dumps(e), 800)}")
+                print("  error: " + e.replace("\n", "\n    "))
             for note in notes:
                 print(f"  note: {note}")
             passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
             if not server.alive():
+                left = len(PASSES) - PASSES.index(p) - 1
+                failed += left
+                print(f"FAIL {left} passes not run: the server is gone")
                 break
 
-        stale = mark_known(all_failures, known)
+        # An entry is only stale if every pass ran.
+        stale = mark_known(all_failures, known) if server.alive() else []
         for f in all_failures:
             if f.known:
                 # Known ones in a line each: the details are in the allow-list's reason.
