@@ -113,11 +113,11 @@ struct AccountsCommands: Sendable {
     /// Runs `body` with an account service on the command's store; one hashing thread is enough.
     func withService(_ body: (AccountService) async throws -> Void) async throws {
         let store = try await context.openStore()
-        let hasher = PasswordHasher(logN: context.configuration.int("password-hash-log-n"), threads: 1)
+        let hasher = PasswordHasher(logN: context.configuration.int(AccountsModule.hashLogN), threads: 1)
         defer { hasher.shutdown() }
         let repository = AccountsRepository()
-        let sessions = SessionManager(store: store, repository: repository, idleHours: context.configuration.int("session-idle-hours"),
-                                      maxDays: context.configuration.int("session-max-days"), logger: Logger(label: "accounts"))
+        let sessions = SessionManager(store: store, repository: repository, idleHours: context.configuration.int(AccountsModule.sessionIdleHours),
+                                      maxDays: context.configuration.int(AccountsModule.sessionMaxDays), logger: Logger(label: "accounts"))
         try await body(AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions))
     }
 

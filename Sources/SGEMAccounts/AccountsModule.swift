@@ -3,7 +3,6 @@ import SGEMHTTP
 import SGEMShell
 import SGEMStore
 import SGEMSupport
-import Synchronization
 
 /// The `accounts` module: users, roles, sessions, profiles, avatars, the team directory, the
 /// security audit log and the user admin verbs. It publishes `SessionAuthenticator` (so every
@@ -14,48 +13,38 @@ public struct AccountsModule: Module {
     public var dependencies: [ModuleID] { ["company"] }
 
     let throttlePolicy: ThrottlePolicy
-    let runtime = RuntimeBox()
 
     /// - Parameter throttle: login throttling; tests pass a short window or a manual clock.
     public init(throttle: ThrottlePolicy = ThrottlePolicy()) {
         self.throttlePolicy = throttle
     }
 
+    /// The module's start-up settings.
+    static let hashLogN = Setting("password-hash-log-n", .int(10...20), default: "17",
+                                  "scrypt cost as log2(N) for new password hashes (OWASP: 17; lower only for tests)")
+    static let hashQueue = Setting("password-hash-queue", .int(1...100_000), default: "64",
+                                   "most password checks waiting for a hashing thread; more are answered 503 busy")
+    static let hashPerClient = Setting("password-hash-per-client", .int(1...10_000), default: "8",
+                                       "most password checks one client address may have waiting or running")
+    static let sessionIdleHours = Setting("session-idle-hours", .int(1...8760), default: "168",
+                                          "hours a session lives without use (each use renews it)")
+    static let sessionMaxDays = Setting("session-max-days", .int(1...365), default: "30",
+                                        "days after which a session ends even if used")
+
+    public var settings: [Setting] {
+        [AccountsModule.hashLogN, AccountsModule.hashQueue, AccountsModule.hashPerClient,
+         AccountsModule.sessionIdleHours, AccountsModule.sessionMaxDays]
+    }
+
     public func registerMigrations(_ migrations: inout MigrationList) {
         AccountsRepository.registerMigrations(&migrations)
     }
 
-    public func boot(_ context: ModuleContext) async throws {
-        let built = try await AccountsRuntime.boot(context, throttle: throttlePolicy)
-        runtime.set(built)
-    }
-
-    public func shutdown(_ context: ModuleContext) async {
-        runtime.get()?.shutdown()
-    }
-
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
-        guard let runtime = runtime.get() else {
-            context.logger.error("accounts routes registered before boot")
-            return
-        }
-        runtime.registerRoutes(routes, root: root)
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        try await AccountsRuntime.boot(context, throttle: throttlePolicy)
     }
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         AccountsCommands(context: context).register(&commands)
     }
-
-    /// Removes expired sessions and throttle entries; for the periodic job that runs it.
-    public func expireSessionsAndThrottle(now: Timestamp = .now()) async throws {
-        _ = try await runtime.get()?.expireSessionsAndThrottle(now: now)
-    }
-}
-
-/// Hands the runtime from `boot` to `registerRoutes` and `shutdown` (the module is a value) until
-/// `boot` returns the runtime itself.
-final class RuntimeBox: Sendable {
-    private let value = Mutex<AccountsRuntime?>(nil)
-    func set(_ runtime: AccountsRuntime) { value.withLock { $0 = runtime } }
-    func get() -> AccountsRuntime? { value.withLock { $0 } }
 }

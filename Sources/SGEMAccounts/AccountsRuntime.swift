@@ -3,50 +3,62 @@ import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
-/// Everything the accounts module builds at boot and its routes use: the service (store,
-/// repository, hasher, sessions), the throttle and the login counter.
-public struct AccountsRuntime: Sendable {
+/// Everything the accounts module builds at boot and serves with: the service (store,
+/// repository, hasher, sessions) its routes use, the throttle, the login counter, and the
+/// periodic job that expires sessions and throttle entries.
+struct AccountsRuntime: ModuleRuntime {
+    /// How often expired sessions and throttle entries are removed.
+    static let expiryInterval: Duration = .seconds(600)
+
     let service: AccountService
     let throttle: LoginThrottle
     let logins: Counter
-    let services: ServiceRegistry
+    let registry: ServiceRegistry
     let logger: Logger
 
     /// Builds the runtime and publishes `SessionAuthenticator` and `UserDirectory`.
     static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy) async throws -> AccountsRuntime {
-        let repository = AccountsRepository()
-        // The queue bounds are settings once the module declares them (`password-hash-queue`,
-        // `password-hash-per-client`); until then, and when unset, the defaults below.
         let configuration = context.configuration
-        let hasher = PasswordHasher(logN: configuration.int("password-hash-log-n"), threads: PasswordHasher.cpuCount,
-                                    queueCapacity: configuration.string("password-hash-queue").flatMap { Int($0) } ?? 64,
-                                    perClient: configuration.string("password-hash-per-client").flatMap { Int($0) } ?? 8,
-                                    metrics: context.metrics)
-        let sessions = SessionManager(store: context.store, repository: repository, idleHours: context.configuration.int("session-idle-hours"),
-                                      maxDays: context.configuration.int("session-max-days"), logger: context.logger)
+        let repository = AccountsRepository()
+        let hasher = PasswordHasher(logN: configuration.int(AccountsModule.hashLogN), threads: PasswordHasher.cpuCount,
+                                    queueCapacity: configuration.int(AccountsModule.hashQueue),
+                                    perClient: configuration.int(AccountsModule.hashPerClient), metrics: context.metrics)
+        let sessions = SessionManager(store: context.store, repository: repository, idleHours: configuration.int(AccountsModule.sessionIdleHours),
+                                      maxDays: configuration.int(AccountsModule.sessionMaxDays), logger: context.logger)
         let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy),
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
-                                      services: context.services, logger: context.logger)
-        _ = try await runtime.expireSessionsAndThrottle(now: .now())
+                                      registry: context.services, logger: context.logger)
+        try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))
         return runtime
     }
 
     /// Adds the accounts routes: `routes` is the `/api/v1` group (accounts has none at the root).
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        AccountsRoutes(runtime: self, services: services, logger: logger).register(routes)
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        AccountsRoutes(runtime: self, services: registry, logger: logger).register(routes)
+    }
+
+    var services: [any ModuleService] {
+        let runtime = self
+        return [PeriodicJob(name: "accounts.expiry", every: AccountsRuntime.expiryInterval, logger: logger) {
+            let removed = try await runtime.expireSessionsAndThrottle(now: .now())
+            if removed.sessions > 0 || removed.throttleEntries > 0 {
+                runtime.logger.info("expired sessions and throttle entries removed",
+                                    ["sessions": String(removed.sessions), "throttle.entries": String(removed.throttleEntries)])
+            }
+        }]
     }
 
     /// Removes sessions expired at `now` and throttle entries whose window has passed; returns
-    /// how many of each. Safe to call at any time; a periodic job runs it.
+    /// how many of each. Safe to call at any time; the periodic job runs it.
     @discardableResult
-    public func expireSessionsAndThrottle(now: Timestamp) async throws -> (sessions: Int, throttleEntries: Int) {
+    func expireSessionsAndThrottle(now: Timestamp) async throws -> (sessions: Int, throttleEntries: Int) {
         let sessions = try await service.deleteExpiredSessions(now: now)
         return (sessions, throttle.removeExpired())
     }
 
     /// Stops the hashing threads after queued work.
-    func shutdown() { service.hasher.shutdown() }
+    func shutdown() async { service.hasher.shutdown() }
 }

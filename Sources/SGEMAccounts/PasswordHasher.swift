@@ -145,7 +145,7 @@ final class PasswordHasher: Sendable {
             }
         }
         guard rc == 1 else {
-            throw PasswordHashError(message: "EVP_PBE_scrypt failed (logN \(params.logN), r \(params.r), p \(params.p)): \(openSSLErrorText())")
+            throw PasswordHashError(message: "EVP_PBE_scrypt failed (logN \(params.logN), r \(params.r), p \(params.p)): \(Crypto.openSSLErrors().joined(separator: "; "))")
         }
         return key
     }
@@ -158,45 +158,8 @@ final class PasswordHasher: Sendable {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 6, parts[0] == "scrypt",
               let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
-              let salt = base64Decode(parts[4]), let key = base64Decode(parts[5]), !salt.isEmpty, key.count == keyBytes
+              let salt = Crypto.base64Decode(parts[4]), let key = Crypto.base64Decode(parts[5]), !salt.isEmpty, key.count == keyBytes
         else { return nil }
         return (ScryptParameters(logN: logN, r: r, p: p), salt, key)
     }
-}
-
-/// The oldest queued OpenSSL error as text (and clears the queue).
-func openSSLErrorText() -> String {
-    let code = ERR_get_error()
-    ERR_clear_error()
-    guard code != 0 else { return "no OpenSSL error queued" }
-    var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// Decodes standard base64 (padding optional); nil on any other character.
-func base64Decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
-    var out: [UInt8] = []
-    out.reserveCapacity(text.utf8.count * 3 / 4)
-    var buffer: UInt32 = 0
-    var bits = 0
-    for c in text.utf8 {
-        let v: UInt32
-        switch c {
-        case 0x41...0x5A: v = UInt32(c - 0x41)
-        case 0x61...0x7A: v = UInt32(c - 0x61 + 26)
-        case 0x30...0x39: v = UInt32(c - 0x30 + 52)
-        case 0x2B: v = 62
-        case 0x2F: v = 63
-        case 0x3D: continue
-        default: return nil
-        }
-        buffer = buffer << 6 | v
-        bits += 6
-        if bits >= 8 {
-            bits -= 8
-            out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-        }
-    }
-    return out
 }

@@ -38,7 +38,7 @@ func guessBurst(_ server: ModuleServer, guesses: Int) async -> (answers: [WireRe
 /// 10.0.0.1 in-process; the real login starts once the flood holds hashing work. Returns its
 /// time and status, and the flood's answers by status.
 func loginDuringFlood(_ server: ModuleServer, flooders: Int) async throws -> (seconds: Double, status: Int, flood: [Int: Int]) {
-    let hasher = try #require((server.modules[1] as? AccountsModule)?.runtime.get()?.service.hasher)
+    let hasher = try #require(server.accounts?.service.hasher)
     let stop = Shared(false)
     let flood = Shared<[Int: Int]>([:])
     var during = (seconds: 0.0, status: 0)
@@ -393,8 +393,7 @@ extension ModuleServer {
         let clock = ManualClock()
         let server = try await ModuleServer(throttle: ThrottlePolicy(window: 60, baseLock: 30, now: { clock.now }))
         defer { Task { await server.stop() } }
-        let module = try #require(server.modules[1] as? AccountsModule)
-        let runtime = try #require(module.runtime.get())
+        let runtime = try #require(server.accounts)
         let kept = try await LoggedIn(httpCall(port: server.port, "POST", "/api/v1/auth/login", json: ["login": "boss", "password": .string(adminPassword)]))
         let gone = try await LoggedIn(httpCall(port: server.port, "POST", "/api/v1/auth/login", json: ["login": "boss", "password": .string(adminPassword)]))
         let wrong = try await httpCall(port: server.port, "POST", "/api/v1/auth/login", json: ["login": "nobody", "password": "wrong password"])
@@ -406,7 +405,7 @@ extension ModuleServer {
         }
         #expect(try await runtime.expireSessionsAndThrottle(now: .now()) == (1, 0), "the throttle entries are still in their window")
         clock.advance(61)
-        try await module.expireSessionsAndThrottle(now: .now())
+        try await runtime.expireSessionsAndThrottle(now: .now())
         #expect(runtime.throttle.trackedCount == 0)
         let count = try await server.store.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM accounts_sessions")?.int("n") }
         #expect(count == 1)

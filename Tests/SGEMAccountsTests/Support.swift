@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import SGEMAccounts
+@testable import SGEMAccounts
 import SGEMApp
 import SGEMCompany
 import SGEMCore
@@ -29,6 +29,14 @@ func admin(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (co
     return (code, io)
 }
 
+/// `sgem-server migrate` in-process: creates the database that admin verbs refuse to create.
+func createDatabase(_ dir: TempDir) async throws {
+    let io = MemoryIO()
+    let code = await Application.main(["migrate", "--data-dir", dir.path, "--log-level", "error"], environment: [:], io: io,
+                                      configureLogging: false)
+    guard code == 0 else { throw TestFailure("migrate failed: \(io.errors)") }
+}
+
 /// A full server (every module) started in-process on a fresh data directory with one admin,
 /// `boss`, whose password is `adminPassword`.
 final class TestServer: Sendable {
@@ -43,6 +51,7 @@ final class TestServer: Sendable {
 
     static func start(dir: TempDir = TempDir(), seedAdmin: Bool = true) async throws -> TestServer {
         if seedAdmin {
+            try await createDatabase(dir)
             let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--name", "The Boss",
                                                "--role", "admin", "--password-stdin"], input: [adminPassword])
             guard code == 0 else { throw TestFailure("seeding the admin failed: \(io.errors)") }
@@ -141,6 +150,7 @@ final class ModuleServer: Sendable {
     let store: Store
     let server: HTTPServer
     let modules: [any Module]
+    let runtimes: [any ModuleRuntime]
     let context: ModuleContext
     let router: Router
     var port: Int { server.port }
@@ -148,6 +158,7 @@ final class ModuleServer: Sendable {
     /// - Parameter logN: the scrypt cost of new hashes (the seeded admin keeps the cheap test cost).
     init(throttle: ThrottlePolicy, logN: Int = 10) async throws {
         dir = TempDir()
+        try await createDatabase(dir)
         let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--role", "admin",
                                            "--password-stdin"], input: [adminPassword])
         guard code == 0 else { throw TestFailure("seeding failed: \(io.errors)") }
@@ -162,8 +173,10 @@ final class ModuleServer: Sendable {
         router = Router()
         context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(), events: EventBus(),
                                 metrics: MetricsRegistry(), logger: Logger(label: "test"), router: router)
-        for m in modules { try await m.boot(context) }
-        for m in modules { m.registerRoutes(router.group("/api/v1"), root: router.group(""), context: context) }
+        var runtimes: [any ModuleRuntime] = []
+        for m in modules { runtimes.append(try await m.boot(context)) }
+        self.runtimes = runtimes
+        for r in runtimes { r.registerRoutes(router.group("/api/v1"), root: router.group("")) }
         var http = HTTPServerConfiguration()
         http.host = "127.0.0.1"
         http.port = 0
@@ -173,13 +186,16 @@ final class ModuleServer: Sendable {
 
     func stop() async {
         await server.shutdown()
-        for m in modules.reversed() { await m.shutdown(context) }
+        for r in runtimes.reversed() { await r.shutdown() }
         await store.close()
         dir.cleanup()
     }
 }
 
 extension ModuleServer {
+    /// The accounts module's runtime.
+    var accounts: AccountsRuntime? { runtimes.lazy.compactMap { $0 as? AccountsRuntime }.first }
+
     /// Derivations the accounts module's hasher has finished (the hash-time histogram's count).
     var hashesDone: UInt64 {
         context.metrics.histogram("sgem_accounts_password_hash_seconds", help: "").totals().count

@@ -32,14 +32,6 @@ import Testing
         let key = try PasswordHasher.scrypt(Array("password".utf8), salt: Array("NaCl".utf8), ScryptParameters(logN: 10, r: 8, p: 16))
         #expect(Crypto.hex(key) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162")
     }
-
-    @Test func base64RoundTrips() {
-        for n in 0..<40 {
-            let bytes = Crypto.randomBytes(n)
-            #expect(base64Decode(Crypto.base64(bytes)) == bytes)
-        }
-        #expect(base64Decode("not*base64") == nil)
-    }
 }
 
 extension LoginThrottle {
