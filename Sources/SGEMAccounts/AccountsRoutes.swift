@@ -106,7 +106,7 @@ struct AccountsRoutes: Sendable {
                 """,
             tags: ["accounts"],
             responses: [ResponseDoc(status: 200, description: "The users", schema: object(["items": ["type": "array", "items": userSchema],
-                                                                                           "nextAfter": ["type": "integer", "nullable": true],
+                                                                                           "nextAfter": nullableInteger,
                                                                                            "total": integer, "active": integer])),
                         ResponseDoc(status: 422, description: "validation_failed (status, limit or after)")],
             authenticated: true)) { request, _ in
@@ -492,8 +492,10 @@ let privateUserSchema: JSONValue = ["allOf": [userSchema, object(["notifications
 
 let sessionSchema = object(["token": string, "csrfToken": string, "expiresAt": ["type": "string", "format": "date-time"], "user": privateUserSchema])
 
-let auditSchema = object(["id": integer, "at": ["type": "string", "format": "date-time"], "event": string, "actorId": integer,
-                          "actorUsername": nullableString, "targetId": integer, "targetUsername": nullableString,
+let nullableInteger: JSONValue = ["type": "integer", "nullable": true]
+
+let auditSchema = object(["id": integer, "at": ["type": "string", "format": "date-time"], "event": string, "actorId": nullableInteger,
+                          "actorUsername": nullableString, "targetId": nullableInteger, "targetUsername": nullableString,
                           "login": nullableString, "ip": nullableString, "detail": nullableString])
 
 func profileSchema(admin: Bool) -> JSONValue {
