@@ -25,8 +25,6 @@ final class ServerCore: Sendable {
     let tlsSetupFailures: Counter
     /// Response bytes queued in user space across every connection (what the socket has not taken).
     let queuedOutbound = Tally()
-    /// Listener wake-ups that found nothing to accept (another loop took it): the herd's cost.
-    let emptyAccepts = Tally()
     /// Times a connection used up its read budget and was put back for a later turn.
     let readBudgetYields = Tally()
     let headerTimeout: UInt64
@@ -74,12 +72,17 @@ final class ServerCore: Sendable {
         var v6 = in6_addr()
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         if inet_pton(AF_INET, address, &v4) == 1, inet_ntop(AF_INET, &v4, &buffer, socklen_t(buffer.count)) != nil {
-            return String(cString: buffer)
+            return text(of: buffer)
         }
         if inet_pton(AF_INET6, address, &v6) == 1, inet_ntop(AF_INET6, &v6, &buffer, socklen_t(buffer.count)) != nil {
-            return String(cString: buffer)
+            return text(of: buffer)
         }
         return address
+    }
+
+    /// The NUL-terminated text `inet_ntop` wrote.
+    static func text(of buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func isTrustedProxy(_ address: String) -> Bool {
@@ -290,14 +293,17 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     /// Set by tests to make `start` fail as pthread_create would, with this error number.
     var startFailure: Int32?
-    /// Whether this loop's descriptors have been closed (it stopped, or never ran).
-    private(set) var released = false
+    /// Set once this loop's descriptors are closed (it stopped, or never ran).
+    private let released = Atomic<Bool>(false)
 
     /// Closes the descriptors of a loop whose thread never started.
     func discard() {
-        guard !released else { return }
-        released = true
         work.withLock { $0.exited = true }
+        releaseDescriptors()
+    }
+
+    private func releaseDescriptors() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.close(wakeFD)
         Glibc.close(epfd)
     }
@@ -317,7 +323,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     /// Whether the loop's thread has finished (or never ran) and its descriptors are closed.
-    var hasExited: Bool { work.withLock { $0.exited } }
+    var hasExited: Bool { released.load(ordering: .acquiring) }
 
     private func run() {
         sgem_set_thread_name("sgem-http")
@@ -364,14 +370,10 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         }
         work.withLock { $0.exited = true }
         runPending()
-        released = true
-        Glibc.close(wakeFD)
-        Glibc.close(epfd)
+        releaseDescriptors()
     }
 
     private func acceptAll() {
-        var accepted = 0
-        defer { if accepted == 0 { core.emptyAccepts.value.add(1, ordering: .relaxed) } }
         while listenFD >= 0 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -394,7 +396,6 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                     return
                 }
             }
-            accepted += 1
             let address = EventLoop.address(of: storage)
             let trusted = core.isTrustedProxy(address)
             let refusal: ServerCore.Refusal? = shuttingDown ? .full : core.reserveConnection(address: address, exempt: trusted)
@@ -514,6 +515,6 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
             return false
         }
         guard ok else { return "unknown" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ServerCore.text(of: buffer)
     }
 }
