@@ -106,6 +106,7 @@ final class RawClient {
 
     /// Bytes received and not yet consumed as a response.
     var bufferedCount: Int { buffer.count }
+    var received: [UInt8] { buffer }
 
     /// One response (Content-Length framed, or bodiless, or until close); throws if the
     /// connection ends or times out first.
