@@ -102,7 +102,8 @@ final class ServerCore: Sendable {
             if exchanged { break }
             current = original
         }
-        if !exempt {
+        // 0 (or less) turns the per-address limit off.
+        if !exempt && configuration.maxConnectionsPerAddress > 0 {
             let perLimit = configuration.maxConnectionsPerAddress
             let admitted = perAddress.withLock { counts -> Bool in
                 let held = counts[address, default: 0]
@@ -120,7 +121,7 @@ final class ServerCore: Sendable {
     }
 
     func releaseConnection(address: String, exempt: Bool) {
-        if !exempt {
+        if !exempt && configuration.maxConnectionsPerAddress > 0 {
             perAddress.withLock { counts in
                 let held = counts[address, default: 0]
                 if held <= 1 { counts[address] = nil } else { counts[address] = held - 1 }
@@ -339,9 +340,10 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
             readAgain.removeAll(keepingCapacity: true)
             let timeout: Int32 = hasWork || !resumed.isEmpty ? 0 : Int32(max(1, min(250, (nextTick &- min(nextTick, sgem_monotonic_ns())) / 1_000_000 + 1)))
             let n = events.withUnsafeMutableBufferPointer { sgem_epoll_wait(epfd, $0.baseAddress, 256, timeout) }
+            let waitError = n < 0 ? errno : 0
             now = sgem_monotonic_ns()
-            if n < 0 && errno != EINTR {
-                core.logger.critical("epoll_wait failed", ["errno": String(errno)])
+            if n < 0 && waitError != EINTR {
+                core.logger.critical("epoll_wait failed", ["errno": String(waitError), "error": String(cString: strerror(waitError))])
                 break
             }
             for i in 0..<max(0, Int(n)) {

@@ -38,6 +38,10 @@ public final class HTTPServer: Sendable {
     public func start() throws -> Int {
         try state.withLock { state in
             guard state.core == nil else { throw HTTPServerError(code: .alreadyStarted, message: "the server is already running") }
+            // A trusted proxy that is not an address would silently never match; refuse it.
+            for proxy in configuration.trustedProxies where !Connection.isIPAddress(proxy) {
+                throw HTTPServerError(code: .invalidAddress, message: "trusted proxy \(proxy) is not an IP address")
+            }
             let tls = try configuration.tls.map { try TLSContext($0) }
             let core = ServerCore(configuration: configuration, router: router, logger: logger, metrics: metrics, tls: tls)
             let (fd, port) = try HTTPServer.listen(host: configuration.host, port: configuration.port)
@@ -62,6 +66,7 @@ public final class HTTPServer: Sendable {
             }
             state.core = core
             state.loops = loops
+            state.abandonedLoops = []
             state.listenFD = fd
             state.port = port
             logger.info("http server listening", ["host": configuration.host, "port": String(port),

@@ -28,7 +28,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Connections past this many are answered 503 and closed.
     public var maxConnections = 4096
     /// Connections one client address may hold at once; more are answered 503 and closed.
-    /// High enough for an office behind one NAT address; trusted proxies are exempt.
+    /// High enough for an office behind one NAT address; trusted proxies are exempt; 0 turns it off.
     public var maxConnectionsPerAddress = 256
     /// Peers (IP addresses) whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed and
     /// which the per-address limit does not apply to: every client arrives through them.

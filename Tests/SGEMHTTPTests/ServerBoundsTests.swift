@@ -153,6 +153,17 @@ struct ServerBoundsTests {
         await t.server.shutdown()
     }
 
+    @Test func aTrustedProxyThatIsNotAnAddressIsRefusedAtStart() throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.trustedProxies = ["10.0.0.1", "proxy.internal"]
+        let server = HTTPServer(configuration: configuration, router: Router(), logger: Logger(label: "t"), metrics: MetricsRegistry())
+        #expect { _ = try server.start() } throws: { error in
+            (error as? HTTPServerError)?.code == .invalidAddress && "\(error)".contains("proxy.internal")
+        }
+    }
+
     // MARK: P. Trusted proxy headers
 
     @Test func forwardedHeadersCountOnlyFromATrustedProxy() async throws {
