@@ -336,8 +336,9 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
             runPending()
             let hasWork = work.withLock { !$0.items.isEmpty }
             // Connections that used up their read budget last turn come back after this poll.
-            let resumed = readAgain
-            readAgain.removeAll(keepingCapacity: true)
+            // (Swapped only when non-empty: copying a shared buffer would allocate every turn.)
+            var resumed: [Connection] = []
+            if !readAgain.isEmpty { swap(&resumed, &readAgain) }
             let timeout: Int32 = hasWork || !resumed.isEmpty ? 0 : Int32(max(1, min(250, (nextTick &- min(nextTick, sgem_monotonic_ns())) / 1_000_000 + 1)))
             let n = events.withUnsafeMutableBufferPointer { sgem_epoll_wait(epfd, $0.baseAddress, 256, timeout) }
             let waitError = n < 0 ? errno : 0
