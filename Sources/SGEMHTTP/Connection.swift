@@ -316,15 +316,7 @@ final class Connection: @unchecked Sendable {
     static func forwardedClient(_ headers: HTTPHeaders) -> String? {
         guard let last = headers.values("X-Forwarded-For").last?.split(separator: ",").last else { return nil }
         let entry = last.trimmingASCIISpaces()
-        let normal = ServerCore.normalise(entry)
-        // `normalise` returns its input unchanged when it is not an address.
-        return normal != entry || isIPAddress(entry) ? normal : nil
-    }
-
-    static func isIPAddress(_ text: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+        return ServerCore.isIPAddress(entry) ? ServerCore.normalise(entry) : nil
     }
 
     /// The handler overran `handlerTimeout`: answer 503 and close, cancel it, and let `finish`

@@ -80,6 +80,13 @@ final class ServerCore: Sendable {
         return address
     }
 
+    /// Whether `text` is an IPv4 or IPv6 address.
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
     /// The NUL-terminated text `inet_ntop` wrote.
     static func text(of buffer: [CChar]) -> String {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -39,7 +39,7 @@ public final class HTTPServer: Sendable {
         try state.withLock { state in
             guard state.core == nil else { throw HTTPServerError(code: .alreadyStarted, message: "the server is already running") }
             // A trusted proxy that is not an address would silently never match; refuse it.
-            for proxy in configuration.trustedProxies where !Connection.isIPAddress(proxy) {
+            for proxy in configuration.trustedProxies where !ServerCore.isIPAddress(proxy) {
                 throw HTTPServerError(code: .invalidAddress, message: "trusted proxy \(proxy) is not an IP address")
             }
             let tls = try configuration.tls.map { try TLSContext($0) }

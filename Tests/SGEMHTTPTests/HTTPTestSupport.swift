@@ -72,11 +72,23 @@ final class RawClient {
         }
     }
 
-    deinit { Glibc.close(fd) }
+    /// Set once the socket is closed; its number may then belong to someone else, so nothing
+    /// touches it any more.
+    private var closed = false
+
+    deinit { close() }
+
+    /// Closes the socket (a server lingering after its answer then closes at once too).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     func send(_ bytes: [UInt8]) throws {
+        guard !closed else { throw TestFailure("send on a closed client") }
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { sgem_send(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -89,11 +101,12 @@ final class RawClient {
     }
 
     /// Half-closes: the server sees end-of-stream but can still answer.
-    func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    func shutdownWrite() { if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) } }
 
     /// Reads more bytes (at most `limit`); false on EOF, reset or timeout.
     @discardableResult
     func fill(limit: Int = 65536) -> Bool {
+        guard !closed else { return false }
         var chunk = [UInt8](repeating: 0, count: limit)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -142,15 +155,18 @@ final class RawClient {
         return response
     }
 
-    /// Whether the server closes the connection (EOF or reset) before the receive timeout.
+    /// Whether the server closes the connection (EOF or reset) before the receive timeout;
+    /// then this side closes too. What arrived meanwhile stays readable in `received`.
     func waitForClose() -> Bool {
+        guard !closed else { return true }
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
-            if n == 0 { return true }
-            if errno == EINTR { continue }
-            return errno == ECONNRESET || errno == EPIPE
+            if n < 0 && errno == EINTR { continue }
+            let ended = n == 0 || errno == ECONNRESET || errno == EPIPE
+            if ended { close() }
+            return ended
         }
     }
 }

@@ -159,6 +159,7 @@ struct WSTestServer {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.eventLoops = 1
+        configuration.lingerTimeout = .milliseconds(50)
         configure(&configuration)
         let (events, report) = AsyncStream.makeStream(of: String.self)
         let router = Router()
