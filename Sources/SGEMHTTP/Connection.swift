@@ -449,6 +449,7 @@ final class Connection: @unchecked Sendable {
         if outStart == outbuf.count {
             outbuf.removeAll(keepingCapacity: outbuf.capacity <= 64 * 1024)
             outStart = 0
+            if state == .idle { deadline = loop.now + core.idleTimeout }
             if state == .closing { finishClosing() }
         }
     }
@@ -503,8 +504,16 @@ final class Connection: @unchecked Sendable {
 
     func tick(_ now: UInt64) {
         if deadline != 0 && now >= deadline {
-            if state == .handling { handlerTimedOut() } else { close() }
-            return
+            if state == .handling {
+                handlerTimedOut()
+                return
+            }
+            // A keep-alive connection still sending its last answer is not idle: the progress
+            // check below decides, and the idle clock restarts when the last byte is taken.
+            if !(state == .idle && outboundBytes > 0) {
+                close()
+                return
+            }
         }
         // A peer that stops reading our output is cut off after the idle timeout.
         if outboundBytes > 0 && now &- lastWriteProgress > core.idleTimeout {
