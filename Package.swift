@@ -42,6 +42,7 @@ let package = Package(
         .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMHTTP", "SGEMSupport", "CLinux"]),
         .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMShellTests", dependencies: ["SGEMShell", "SGEMSupport"]),
+        .testTarget(name: "SGEMSystemTests", dependencies: ["SGEMTestSupport", "SGEMSystem", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),
         .testTarget(name: "SGEMAccountsTests", dependencies: ["SGEMTestSupport", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
         .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),

@@ -25,13 +25,20 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 
 install_python_tools() {
-  # The OpenAPI check validates with openapi-spec-validator from PyPI, into the python3 on PATH.
-  if [ "$profile" = test ] && ! python3 -c 'import openapi_spec_validator' >/dev/null 2>&1; then
-    echo "bootstrap: installing openapi-spec-validator (PyPI)"
-    python3 -m pip install --quiet --disable-pip-version-check openapi-spec-validator >/tmp/sgem-bootstrap-pip.log 2>&1 \
-      || python3 -m pip install --quiet --break-system-packages openapi-spec-validator >>/tmp/sgem-bootstrap-pip.log 2>&1 \
-      || { tail -5 /tmp/sgem-bootstrap-pip.log >&2; echo "bootstrap: pip install failed" >&2; exit 1; }
-  fi
+  # The OpenAPI check validates with openapi-spec-validator and the API fuzz generates requests with
+  # schemathesis, both from PyPI, into the python3 on PATH (the one the Makefile runs them with).
+  [ "$profile" = test ] || return 0
+  pip_install openapi-spec-validator openapi_spec_validator
+  pip_install schemathesis schemathesis
+}
+
+# pip_install PACKAGE MODULE: installs PACKAGE unless MODULE already imports.
+pip_install() {
+  python3 -c "import $2" >/dev/null 2>&1 && return 0
+  echo "bootstrap: installing $1 (PyPI)"
+  python3 -m pip install --quiet --disable-pip-version-check "$1" >/tmp/sgem-bootstrap-pip.log 2>&1 \
+    || python3 -m pip install --quiet --break-system-packages "$1" >>/tmp/sgem-bootstrap-pip.log 2>&1 \
+    || { tail -5 /tmp/sgem-bootstrap-pip.log >&2; echo "bootstrap: pip install $1 failed" >&2; exit 1; }
 }
 
 if [ ${#missing[@]} -eq 0 ]; then install_python_tools; exit 0; fi

@@ -112,7 +112,7 @@ struct AccountsCommands: Sendable {
     /// Runs `body` with an account service on the command's store; one hashing thread is enough.
     func withService(_ body: (AccountService) async throws -> Void) async throws {
         let store = try await context.openStore()
-        let hasher = PasswordHasher(logN: context.configuration.int("password-hash-log-n"), threads: 1)
+        let hasher = PasswordHasher(logN: context.configuration.int(AccountsModule.hashLogN), threads: 1)
         defer { hasher.shutdown() }
         let sessions = SessionManager(store: store, idleHours: context.configuration.int("session-idle-hours"),
                                       maxDays: context.configuration.int("session-max-days"))

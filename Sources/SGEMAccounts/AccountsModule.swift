@@ -3,7 +3,6 @@ import SGEMHTTP
 import SGEMShell
 import SGEMStore
 import SGEMSupport
-import Synchronization
 
 /// The `accounts` module: users, roles, sessions, profiles, avatars, the team directory, the
 /// security audit log and the user admin verbs. It publishes `SessionAuthenticator` (so every
@@ -14,7 +13,6 @@ public struct AccountsModule: Module {
     public var dependencies: [ModuleID] { ["company"] }
 
     let throttlePolicy: ThrottlePolicy
-    let runtime = RuntimeBox()
 
     /// - Parameter throttle: login throttling; tests pass a short window or a manual clock.
     public init(throttle: ThrottlePolicy = ThrottlePolicy()) {
@@ -74,30 +72,28 @@ public struct AccountsModule: Module {
             """)
     }
 
-    public func boot(_ context: ModuleContext) async throws {
-        let hasher = PasswordHasher(logN: context.configuration.int("password-hash-log-n"), threads: PasswordHasher.cpuCount,
+    /// The module's start-up settings.
+    static let hashLogN = Setting("password-hash-log-n", .int(10...20), default: "17",
+                                  "scrypt cost as log2(N) for new password hashes (OWASP: 17; lower only for tests)")
+    static let sessionIdleHours = Setting("session-idle-hours", .int(1...8760), default: "168",
+                                          "hours a session lives without use (each use renews it)")
+    static let sessionMaxDays = Setting("session-max-days", .int(1...365), default: "30",
+                                        "days after which a session ends even if used")
+
+    public var settings: [Setting] { [AccountsModule.hashLogN, AccountsModule.sessionIdleHours, AccountsModule.sessionMaxDays] }
+
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        let hasher = PasswordHasher(logN: context.configuration.int(AccountsModule.hashLogN), threads: PasswordHasher.cpuCount,
                                     metrics: context.metrics)
-        let sessions = SessionManager(store: context.store, idleHours: context.configuration.int("session-idle-hours"),
-                                      maxDays: context.configuration.int("session-max-days"))
+        let sessions = SessionManager(store: context.store, idleHours: context.configuration.int(AccountsModule.sessionIdleHours),
+                                      maxDays: context.configuration.int(AccountsModule.sessionMaxDays))
         let service = AccountService(store: context.store, hasher: hasher, sessions: sessions)
-        let now = Timestamp.now().seconds
-        try await context.store.write { db in try db.execute("DELETE FROM accounts_sessions WHERE expires_at <= ?", now) }
-        runtime.set(AccountsRuntime(service: service, throttle: LoginThrottle(policy: throttlePolicy),
-                                    logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"])))
+        _ = try await sessions.deleteExpired()
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))
-    }
-
-    public func shutdown(_ context: ModuleContext) async {
-        runtime.get()?.service.hasher.shutdown()
-    }
-
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
-        guard let runtime = runtime.get() else {
-            context.logger.error("accounts routes registered before boot")
-            return
-        }
-        AccountsRoutes(runtime: runtime, services: context.services, logger: context.logger).register(routes)
+        return AccountsRuntime(service: service, sessions: sessions, throttle: LoginThrottle(policy: throttlePolicy),
+                               logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
+                               registry: context.services, logger: context.logger)
     }
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
@@ -105,16 +101,30 @@ public struct AccountsModule: Module {
     }
 }
 
-/// What the module builds at boot and its routes use.
-struct AccountsRuntime: Sendable {
+/// What the module builds at boot: the service its routes use, and the hashing threads to stop.
+struct AccountsRuntime: ModuleRuntime {
+    /// How often expired sessions are deleted.
+    static let expiryInterval: Duration = .seconds(600)
+
     let service: AccountService
+    let sessions: SessionManager
     let throttle: LoginThrottle
     let logins: Counter
-}
+    let registry: ServiceRegistry
+    let logger: Logger
 
-/// Hands the runtime from `boot` to `registerRoutes` and `shutdown` (the module is a value).
-final class RuntimeBox: Sendable {
-    private let value = Mutex<AccountsRuntime?>(nil)
-    func set(_ runtime: AccountsRuntime) { value.withLock { $0 = runtime } }
-    func get() -> AccountsRuntime? { value.withLock { $0 } }
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        AccountsRoutes(runtime: self, services: registry, logger: logger).register(routes)
+    }
+
+    var services: [any ModuleService] {
+        let sessions = self.sessions
+        let logger = self.logger
+        return [PeriodicJob(name: "accounts.expiry", every: AccountsRuntime.expiryInterval, logger: logger) {
+            let removed = try await sessions.deleteExpired()
+            if removed > 0 { logger.info("expired sessions deleted", ["count": String(removed)]) }
+        }]
+    }
+
+    func shutdown() async { service.hasher.shutdown() }
 }

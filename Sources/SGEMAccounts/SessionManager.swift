@@ -83,6 +83,15 @@ final class SessionManager: SessionAuthenticator {
     }
 
     /// The token and whether it came from the cookie. A bearer token wins over a cookie.
+    /// Deletes sessions past their expiry; returns how many went.
+    func deleteExpired() async throws -> Int {
+        let now = Timestamp.now().seconds
+        return try await store.write { db in
+            try db.execute("DELETE FROM accounts_sessions WHERE expires_at <= ?", now)
+            return db.changes
+        }
+    }
+
     static func credentials(_ request: Request) throws -> (String, Bool)? {
         if let authorization = request.headers["Authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)

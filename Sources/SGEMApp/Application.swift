@@ -21,8 +21,8 @@ public enum Application {
                             configureLogging: Bool = true) async -> Int32 {
         do {
             let (settingsArgs, rest) = splitSettings(arguments)
-            let flags = try ParsedArguments(settingsArgs, specs: Settings.optionSpecs)
-            let configuration = try Configuration(flags: flags, environment: environment)
+            let flags = try ParsedArguments(settingsArgs, specs: settingsCatalogue.optionSpecs)
+            let configuration = try Configuration(flags: flags, environment: environment, catalogue: settingsCatalogue)
             if configureLogging, let level = LogLevel(name: configuration.string("log-level") ?? "info") {
                 LogSettings.level = level
                 // One-shot commands speak through stdout and one error line; their routine log
@@ -74,7 +74,7 @@ public enum Application {
             if arg == "--" { rest.append(contentsOf: arguments[(i - 1)...]); break }
             guard arg.hasPrefix("--") else { rest.append(arg); continue }
             let name = String(arg.dropFirst(2).prefix { $0 != "=" })
-            guard let setting = Settings.named(name) else { rest.append(arg); continue }
+            guard let setting = settingsCatalogue.named(name) else { rest.append(arg); continue }
             settings.append(arg)
             if case .bool = setting.kind { continue }
             if !arg.contains("="), i < arguments.count {
@@ -101,7 +101,7 @@ public enum Application {
 
     static func settingsHelp() -> String {
         var text = "\nsettings (flag, or SGEM_* environment variable, or key in the --config file):\n"
-        let rows = Settings.all.map { s -> (String, String) in
+        let rows = settingsCatalogue.all.map { s -> (String, String) in
             let left = s.flag + (s.kind.isBool ? "" : " " + s.valueName)
             let def = s.defaultValue.map { " (default \($0))" } ?? ""
             return (left, "\(s.help)\(def); \(s.environmentVariable)")
@@ -195,7 +195,7 @@ public enum Application {
         let lazy = LazyStore(configuration: configuration)
         let context = CommandModuleContext(configuration: configuration, openStore: { try await lazy.get() })
         var registry = CommandRegistry()
-        for module in try bootOrder(modules(configuration: configuration, consolePages: ConsolePageBox())) {
+        for module in try bootOrder(modules(configuration: configuration)) {
             module.registerCommands(&registry, context: context)
         }
         defer { Task { await lazy.close() } }
@@ -224,7 +224,7 @@ public enum Application {
 
     static func allMigrations(_ configuration: Configuration) -> MigrationList {
         var list = MigrationList()
-        let ordered = (try? bootOrder(modules(configuration: configuration, consolePages: ConsolePageBox()))) ?? []
+        let ordered = (try? bootOrder(modules(configuration: configuration))) ?? []
         for module in ordered { module.registerMigrations(&list) }
         return list
     }
@@ -243,14 +243,10 @@ public enum Application {
         }
     }
 
-    /// Opens the database and applies pending migrations (creating it when new).
+    /// Opens the database and applies pending migrations, creating it when there is none yet.
+    /// A file that is not an sgem-server database, or fails SQLite's quick check, is refused.
     static func openMigratedStore(_ configuration: Configuration, report: (String) -> Void = { _ in }) async throws -> Store {
-        let store: Store
-        do {
-            store = try Store(path: configuration.databasePath, configuration: storeConfiguration(configuration), logger: Logger(label: "store"))
-        } catch {
-            throw CommandError.failure("cannot open \(configuration.databasePath): \(error)")
-        }
+        let store = try await openStore(configuration, creating: true)
         do {
             for id in try await store.migrate(allMigrations(configuration)) { report(id) }
         } catch {
@@ -260,16 +256,84 @@ public enum Application {
         return store
     }
 
-    /// Opens an existing database without creating one.
+    /// Opens an existing database without creating one (backup, check, admin verbs).
     static func openExistingStore(_ configuration: Configuration) async throws -> Store {
-        guard access(configuration.databasePath, F_OK) == 0 else {
-            throw CommandError.failure("no database at \(configuration.databasePath) (run '\(name) migrate' or start the server first)")
+        try await openStore(configuration, creating: false)
+    }
+
+    /// Opens the store after checking that the file is sgem-server's: a missing file is created
+    /// only when `creating`; an empty one counts as missing; anything else must be an SQLite
+    /// database that holds sgem-server's migrations (or nothing at all) and passes `quick_check`.
+    static func openStore(_ configuration: Configuration, creating: Bool) async throws -> Store {
+        let path = configuration.databasePath
+        switch DatabaseFile.inspect(path) {
+        case .missing, .empty:
+            guard creating else {
+                throw CommandError.failure("no database in \(configuration.dataDirectory) (looked for \(path)); create it with "
+                    + "'\(name) migrate\(dataDirFlag(configuration))' or start the server")
+            }
+        case .unreadable(let reason):
+            throw CommandError.failure("cannot read \(path): \(reason)")
+        case .notSQLite:
+            throw CommandError.failure("\(path) is not an SQLite database; refusing to use it (move it away or choose another --data-dir)")
+        case .sqlite:
+            break
+        }
+        let store: Store
+        do {
+            store = try Store(path: path, configuration: storeConfiguration(configuration), logger: Logger(label: "store"))
+        } catch {
+            throw CommandError.failure("cannot open \(path): \(error)")
         }
         do {
-            return try Store(path: configuration.databasePath, configuration: storeConfiguration(configuration), logger: Logger(label: "store"))
+            let (tables, problems) = try await store.read { db -> ([String], [String]) in
+                let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").compactMap { $0.string("name") }
+                let problems = try db.query("PRAGMA quick_check(20)").compactMap { row -> String? in
+                    if case .text(let text) = row[0], text != "ok" { return text }
+                    return nil
+                }
+                return (tables, problems)
+            }
+            if !tables.isEmpty && !tables.contains("sgem_migrations") {
+                throw CommandError.failure("\(path) is an SQLite database of another program (no sgem_migrations table); refusing to use it")
+            }
+            if !problems.isEmpty {
+                throw CommandError.failure("\(path) fails SQLite's quick check (\(problems[0])); restore a backup with '\(name) restore --from FILE'")
+            }
+            if !creating && tables.isEmpty {
+                throw CommandError.failure("\(path) is an empty SQLite database, not an sgem-server one; create it with '\(name) migrate\(dataDirFlag(configuration))'")
+            }
         } catch {
-            throw CommandError.failure("cannot open \(configuration.databasePath): \(error)")
+            await store.close()
+            if error is CommandError { throw error }
+            throw CommandError.failure("cannot read \(path): \(error)")
         }
+        return store
+    }
+
+    /// ` --data-dir D` when the data directory is not the default, for hints.
+    static func dataDirFlag(_ configuration: Configuration) -> String {
+        configuration.sources["data-dir"] == "default" || configuration.sources["data-dir"] == nil ? "" : " --data-dir \(configuration.dataDirectory)"
+    }
+}
+
+/// What is at the database path before SQLite opens it (SQLite would create or misread it).
+enum DatabaseFile: Equatable {
+    case missing, empty, notSQLite, sqlite
+    case unreadable(String)
+
+    static func inspect(_ path: String) -> DatabaseFile {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            return code == ENOENT ? .missing : .unreadable(String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let n = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
+        if n < 0 { return .unreadable(String(cString: strerror(errno))) }
+        if n == 0 { return .empty }
+        return n == 16 && header == Array("SQLite format 3\0".utf8) ? .sqlite : .notSQLite
     }
 }
 
@@ -280,10 +344,16 @@ actor LazyStore {
 
     init(configuration: Configuration) { self.configuration = configuration }
 
+    /// The existing database with pending migrations applied; never creates one.
     func get() async throws -> Store {
         if let store { return store }
-        try Application.makeDataDirectory(configuration)
-        let opened = try await Application.openMigratedStore(configuration)
+        let opened = try await Application.openExistingStore(configuration)
+        do {
+            _ = try await opened.migrate(Application.allMigrations(configuration))
+        } catch {
+            await opened.close()
+            throw CommandError.failure("migration failed: \(error)")
+        }
         store = opened
         return opened
     }

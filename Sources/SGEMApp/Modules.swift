@@ -3,29 +3,30 @@ import SGEMCompany
 import SGEMConsole
 import SGEMCore
 import SGEMSystem
-import Synchronization
 
-/// The one place that lists sgem-server's modules. Order matters only as a tie-break after
-/// dependencies; feature modules join this list as they land.
-func modules(configuration: Configuration, consolePages: ConsolePageBox) -> [any Module] {
-    var list: [any Module] = [
-        SystemModule(version: Version.current),
-        ConsoleModule(pages: { consolePages.pages }),
+/// The one place that lists sgem-server's modules, the benchmark module included (it joins the
+/// server only with `--bench-module`). Order matters only as a tie-break after dependencies;
+/// feature modules join this list as they land.
+func allModules() -> [any Module] {
+    let features: [any Module] = [
         CompanyModule(),
         AccountsModule(),
+        BenchModule(),
     ]
-    if configuration.bool("bench-module") { list.append(BenchModule()) }
-    return list
+    // The console lists every module's screens; they are known before anything boots.
+    var pages = ConsoleRegistry()
+    for module in features { module.registerConsolePages(&pages) }
+    return [SystemModule(version: Version.current), ConsoleModule(pages: pages.pages)] + features
 }
 
-/// The console pages collected from every module, filled in once at start-up.
-final class ConsolePageBox: Sendable {
-    private let storage = Mutex<[ConsolePage]>([])
-    var pages: [ConsolePage] {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
+/// The modules this configuration runs.
+func modules(configuration: Configuration) -> [any Module] {
+    allModules().filter { $0.id != "bench" || configuration.bool(BenchModule.enabled) }
 }
+
+/// Every setting the command line, environment and config file accept: the platform's and each
+/// module's.
+let settingsCatalogue = SettingsCatalogue(Settings.platform + allModules().flatMap(\.settings))
 
 /// The server's version, printed by `version` and served in the OpenAPI document.
 public enum Version {

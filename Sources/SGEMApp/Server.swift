@@ -54,78 +54,88 @@ func raiseOpenFileLimit(configuration: Configuration, logger: Logger) {
     }
 }
 
-/// A started server: the store, the booted modules and the listener. Tests use it in-process.
+/// A started server: the store, the booted modules, their services and the listener. Tests use
+/// it in-process.
 public final class RunningServer: Sendable {
     public let store: Store
     public let server: HTTPServer
     public let router: Router
     public let context: ModuleContext
-    let booted: [any Module]
+    /// The booted modules' runtimes, in boot order.
+    let runtimes: [(id: ModuleID, runtime: any ModuleRuntime)]
+    let services: ServiceGroup
     let commands: CommandRegistry
 
-    init(store: Store, server: HTTPServer, router: Router, context: ModuleContext, booted: [any Module], commands: CommandRegistry) {
+    init(store: Store, server: HTTPServer, router: Router, context: ModuleContext,
+         runtimes: [(id: ModuleID, runtime: any ModuleRuntime)], services: ServiceGroup, commands: CommandRegistry) {
         self.store = store
         self.server = server
         self.router = router
         self.context = context
-        self.booted = booted
+        self.runtimes = runtimes
+        self.services = services
         self.commands = commands
     }
 
     public var port: Int { server.port }
 
-    /// Opens the store, applies migrations, boots every module and starts listening.
+    /// Names of the module services running now, in start order.
+    public var serviceNames: [String] { services.names }
+
+    /// Opens the store, applies migrations, boots every module, freezes the routes, starts
+    /// listening and then the modules' services.
     public static func start(configuration: Configuration, logger: Logger = Logger(label: "server")) async throws -> RunningServer {
-        let pages = ConsolePageBox()
-        let ordered = try bootOrder(modules(configuration: configuration, consolePages: pages))
+        let ordered = try bootOrder(modules(configuration: configuration))
         var migrations = MigrationList()
-        var consolePages = ConsoleRegistry()
-        for module in ordered {
-            module.registerMigrations(&migrations)
-            module.registerConsolePages(&consolePages)
-        }
-        pages.pages = consolePages.pages
+        for module in ordered { module.registerMigrations(&migrations) }
         let store = try await Application.openMigratedStore(configuration)
 
         let router = Router(defaultMaxBodyBytes: configuration.int("max-body-bytes"))
         let context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(),
                                     events: EventBus(logger: Logger(label: "events")), metrics: .shared,
-                                    logger: logger, router: router)
-        var booted: [any Module] = []
+                                    logger: logger, router: router,
+                                    declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings))
+        var runtimes: [(id: ModuleID, runtime: any ModuleRuntime)] = []
+        func unwind() async {
+            for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }
+            await store.close()
+        }
         do {
             for module in ordered {
-                try await module.boot(context.scoped(to: module.id))
-                booted.append(module)
+                runtimes.append((module.id, try await module.boot(context.scoped(to: module.id))))
             }
         } catch {
-            for module in booted.reversed() { await module.shutdown(context.scoped(to: module.id)) }
-            await store.close()
+            await unwind()
             throw CommandError.failure("module failed to start: \(error)")
         }
         let api = router.group("/api/v1")
         let root = router.group("")
-        for module in ordered { module.registerRoutes(api, root: root, context: context.scoped(to: module.id)) }
+        for (_, runtime) in runtimes { runtime.registerRoutes(api, root: root) }
 
         var commands = CommandRegistry()
         let commandContext = CommandModuleContext(configuration: configuration, openStore: { store })
         for module in ordered { module.registerCommands(&commands, context: commandContext) }
 
+        // The routes are frozen here: nothing registers a route once the server can answer.
         let server = HTTPServer(configuration: httpConfiguration(configuration), router: router, logger: Logger(label: "http"))
         do {
             _ = try server.start()
         } catch {
-            for module in booted.reversed() { await module.shutdown(context.scoped(to: module.id)) }
-            await store.close()
+            await unwind()
             throw CommandError.failure("cannot listen on \(configuration.string("host") ?? ""):\(configuration.int("port")): \(error)")
         }
-        return RunningServer(store: store, server: server, router: router, context: context, booted: booted, commands: commands)
+        let services = ServiceGroup(logger: Logger(label: "services"))
+        services.start(runtimes.flatMap { $0.runtime.services })
+        return RunningServer(store: store, server: server, router: router, context: context, runtimes: runtimes,
+                             services: services, commands: commands)
     }
 
-    /// Stops accepting, lets in-flight requests finish, shuts modules down in reverse order and
-    /// closes the store after its queued writes.
+    /// Stops accepting and lets in-flight requests finish, stops the module services in reverse
+    /// order, shuts the modules down in reverse order, and closes the store after its queued writes.
     public func stop() async {
         await server.shutdown()
-        for module in booted.reversed() { await module.shutdown(context.scoped(to: module.id)) }
+        await services.stop()
+        for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }
         await store.close()
     }
 
@@ -136,7 +146,7 @@ public final class RunningServer: Sendable {
         if let directory = context.services.resolve((any UserDirectory).self),
            let admins = try? await directory.activeAdminIDs(), !admins.isEmpty { return nil }
         let program = CommandLine.arguments.first ?? Application.name
-        let dataDir = context.configuration.sources["data-dir"] == "default" ? "" : " --data-dir \(context.configuration.dataDirectory)"
+        let dataDir = Application.dataDirFlag(context.configuration)
         return "create the first admin: \(program) admin create-user --username admin --email you@example.com --role admin --random-password\(dataDir)"
     }
 

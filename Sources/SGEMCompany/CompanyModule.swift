@@ -24,20 +24,30 @@ public struct CompanyModule: Module {
             );
             INSERT INTO company_settings (id) VALUES (1);
             """)
+        CompanyRepository.registerMigrations(&migrations)
     }
 
-    public func boot(_ context: ModuleContext) async throws {
-        context.services.register((any CompanySettingsProvider).self, StoredCompanySettings(store: context.store))
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        let repository = CompanyRepository(store: context.store)
+        context.services.register((any CompanySettingsProvider).self, repository)
+        return CompanyRuntime(repository: repository, services: context.services, logger: context.logger)
     }
+}
 
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
-        let admin = routes.group("/admin", middleware: [RequireAdmin(services: context.services)])
-        let settings = StoredCompanySettings(store: context.store)
-        let logger = context.logger
+/// The company module's routes.
+struct CompanyRuntime: ModuleRuntime {
+    let repository: CompanyRepository
+    let services: ServiceRegistry
+    let logger: Logger
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        let admin = routes.group("/admin", middleware: [RequireAdmin(services: services)])
+        let repository = self.repository
+        let logger = self.logger
         admin.get("/settings", doc: RouteDoc(summary: "Company settings", tags: ["company"],
                                              responses: [ResponseDoc(status: 200, description: "The settings", schema: settingsSchema)],
                                              authenticated: true)) { _, _ in
-            .json(try await settings.current().json)
+            .json(try await repository.current().json)
         }
         admin.put("/settings", maxBody: 16 * 1024,
                   doc: RouteDoc(summary: "Change company settings (fields left out keep their value)", tags: ["company"],
@@ -46,42 +56,11 @@ public struct CompanyModule: Module {
                                             ResponseDoc(status: 422, description: "Invalid values, per field in details.fields")],
                                 authenticated: true)) { request, context in
             let body = try SettingsBody(request)
-            let updated = try body.applied(to: try await settings.current())
-            try await settings.save(updated)
+            // Read, apply and save in one write transaction: two admins saving different fields
+            // at once both keep their change.
+            let updated = try await repository.update { current in try body.applied(to: current) }
             logger.notice("company settings changed", ["user.id": String(try context.user().id), "request.id": context.requestID])
             return .json(updated.json)
-        }
-    }
-}
-
-/// Settings stored in `company_settings`; read on every call so admin commands and the API
-/// always agree.
-struct StoredCompanySettings: CompanySettingsProvider {
-    let store: Store
-
-    func current() async throws -> CompanySettingsValue {
-        let row = try await store.read { db in try db.queryOne("SELECT * FROM company_settings WHERE id = 1") }
-        var value = CompanySettingsValue()
-        guard let row else { return value }
-        if let n = row.int("default_allowance_days") { value.defaultAllowanceDays = n }
-        if let days = row.string("working_days") {
-            let parsed = days.split(separator: ",").compactMap { Int($0) }
-            if !parsed.isEmpty { value.workingDays = parsed }
-        }
-        if let r = row.string("registration") { value.registration = r }
-        value.registrationDomain = row.string("registration_domain")
-        if let l = row.string("default_language") { value.defaultLanguage = l }
-        return value
-    }
-
-    func save(_ value: CompanySettingsValue) async throws {
-        let days = value.workingDays.map(String.init).joined(separator: ",")
-        let now = Timestamp.now()
-        try await store.write { db in
-            try db.execute("""
-                UPDATE company_settings SET default_allowance_days = ?, working_days = ?, registration = ?,
-                    registration_domain = ?, default_language = ?, updated_at = ? WHERE id = 1
-                """, value.defaultAllowanceDays, days, value.registration, value.registrationDomain, value.defaultLanguage, now)
         }
     }
 }

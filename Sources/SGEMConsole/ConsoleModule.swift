@@ -6,10 +6,10 @@ import SGEMSupport
 /// revalidation, gzip when the client accepts it, and the security headers (CSP and friends).
 public struct ConsoleModule: Module {
     public let id: ModuleID = "console"
-    let pages: @Sendable () -> [ConsolePage]
+    let pages: [ConsolePage]
 
-    /// - Parameter pages: the console pages every module registered, read when asked.
-    public init(pages: @escaping @Sendable () -> [ConsolePage]) { self.pages = pages }
+    /// - Parameter pages: the console pages every module registered.
+    public init(pages: [ConsolePage]) { self.pages = pages }
 
     /// The Content-Security-Policy of every console response: nothing from outside, no inline
     /// script or style, no framing.
@@ -17,7 +17,14 @@ public struct ConsoleModule: Module {
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
         "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime { ConsoleRuntime(pages: pages) }
+}
+
+/// The console's routes: the page, its assets and the list of screens.
+struct ConsoleRuntime: ModuleRuntime {
+    let pages: [ConsolePage]
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         let console = root.group("", middleware: [SecurityHeaders()])
         console.get("/", doc: RouteDoc(summary: "The web console", tags: ["console"],
                                        responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
@@ -30,14 +37,16 @@ public struct ConsoleModule: Module {
         let pages = self.pages
         routes.get("/console/pages", doc: RouteDoc(summary: "The console screens the modules registered, in navigation order", tags: ["console"],
                                                    responses: [ResponseDoc(status: 200, description: "The pages", schema: ["type": "object"])])) { _, _ in
-            let items: [JSONValue] = pages().map { p in
+            let items: [JSONValue] = pages.map { p in
                 ["id": .string(p.id), "title": .string(p.title), "titleES": .string(p.titleES), "route": .string(p.route),
                  "script": .string("/assets/" + p.script), "order": .number(Double(p.order)), "adminOnly": .bool(p.adminOnly)]
             }
             return .json(["items": .array(items)] as JSONValue)
         }
     }
+}
 
+extension ConsoleModule {
     /// The response for one embedded file: 304 when the ETag matches, gzip when accepted.
     static func serve(_ name: String, _ request: Request) -> Response {
         guard !name.contains(".."), let asset = embeddedAssets[name] else {
@@ -47,7 +56,7 @@ public struct ConsoleModule: Module {
         headers.set("ETag", asset.etag)
         headers.set("Cache-Control", "no-cache")
         headers.set("Vary", "Accept-Encoding")
-        if let match = request.headers["If-None-Match"], matches(match, asset.etag) {
+        if request.headers.ifNoneMatchMatches(asset.etag) {
             return Response(status: 304, headers: headers)
         }
         headers.set("Content-Type", asset.contentType)
@@ -56,13 +65,6 @@ public struct ConsoleModule: Module {
             return Response(status: 200, headers: headers, body: gz)
         }
         return Response(status: 200, headers: headers, body: asset.bytes)
-    }
-
-    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
-        ifNoneMatch.split(separator: ",").contains { part in
-            let tag = part.trimmingCharacters(in: " \t")
-            return tag == "*" || tag == etag || tag == "W/" + etag
-        }
     }
 
     /// True when `Accept-Encoding` lists gzip (or `*`) without `q=0`.

@@ -13,33 +13,63 @@ public struct ModuleID: Hashable, Sendable, CustomStringConvertible, Expressible
 
 /// A feature module. One small required surface (`id`); everything else has a default that does
 /// nothing. The application lists the modules explicitly; nothing registers itself by side effect.
+///
+/// Life of a module in `serve`: its settings are read with everyone else's, its migrations run,
+/// `boot` builds its `ModuleRuntime` (services published, events subscribed), the runtime adds its
+/// routes to the router, which is then frozen; the runtime's long-lived services start once the
+/// server listens and stop, in reverse order, before the store closes.
 public protocol Module: Sendable {
     /// "holidays": the migration namespace (`holidays.001_create_requests`) and log label.
     var id: ModuleID { get }
     /// Modules booted before this one.
     var dependencies: [ModuleID] { get }
+    /// The start-up settings the module reads (`--flag`, `SGEM_*`, config-file key, default,
+    /// validation, help), so the command line knows them before any module boots.
+    var settings: [Setting] { get }
+    /// Values admins change while the server runs, kept in the store (secrets write-only).
+    var runtimeSettings: [RuntimeSetting] { get }
     /// Appends the module's migrations, ids `<module>.<NNN_name>`, append-only.
     func registerMigrations(_ migrations: inout MigrationList)
-    /// Adds the module's routes; `routes` is the `/api/v1` group, `root` the site root.
-    func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext)
     /// Adds the module's admin verbs (`sgem-server admin VERB`, the `sgem>` shell).
     func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext)
     /// Adds the module's console screens.
     func registerConsolePages(_ pages: inout ConsoleRegistry)
-    /// Publishes services and subscribes to events; runs after migrations, before routes serve.
-    func boot(_ context: ModuleContext) async throws
-    /// Releases what `boot` acquired; runs in reverse boot order.
-    func shutdown(_ context: ModuleContext) async
+    /// Publishes services, subscribes to events and returns what the module serves with; runs
+    /// after migrations, before routes serve.
+    func boot(_ context: ModuleContext) async throws -> any ModuleRuntime
 }
 
 extension Module {
     public var dependencies: [ModuleID] { [] }
+    public var settings: [Setting] { [] }
+    public var runtimeSettings: [RuntimeSetting] { [] }
     public func registerMigrations(_ migrations: inout MigrationList) {}
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {}
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {}
     public func registerConsolePages(_ pages: inout ConsoleRegistry) {}
-    public func boot(_ context: ModuleContext) async throws {}
-    public func shutdown(_ context: ModuleContext) async {}
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime { NoRuntime() }
+}
+
+/// What a booted module serves with: its routes, its long-lived services, and what to release
+/// at shutdown — one value built by `boot`, so routes and the state they use come from one place.
+public protocol ModuleRuntime: Sendable {
+    /// Adds the module's routes; `routes` is the `/api/v1` group, `root` the site root.
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup)
+    /// Long-lived services (periodic jobs, stream tails), started in this order after every
+    /// module booted and the server listens; stopped in reverse order before the store closes.
+    var services: [any ModuleService] { get }
+    /// Releases what `boot` acquired, after the services stopped; runs in reverse boot order.
+    func shutdown() async
+}
+
+extension ModuleRuntime {
+    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {}
+    public var services: [any ModuleService] { [] }
+    public func shutdown() async {}
+}
+
+/// The runtime of a module that serves nothing once booted.
+public struct NoRuntime: ModuleRuntime {
+    public init() {}
 }
 
 /// What a module gets at boot and while serving.
@@ -50,11 +80,13 @@ public struct ModuleContext: Sendable {
     public let events: EventBus
     public let metrics: MetricsRegistry
     public let logger: Logger
-    /// Every route registered so far, for modules that describe the API (OpenAPI).
+    /// The routes of every module (read them once serving; the OpenAPI document does).
     public let router: Router
+    /// Every module's runtime settings, for the service that stores them.
+    public let declaredRuntimeSettings: [RuntimeSetting]
 
     public init(configuration: Configuration, store: Store, services: ServiceRegistry, events: EventBus,
-                metrics: MetricsRegistry, logger: Logger, router: Router) {
+                metrics: MetricsRegistry, logger: Logger, router: Router, declaredRuntimeSettings: [RuntimeSetting] = []) {
         self.configuration = configuration
         self.store = store
         self.services = services
@@ -62,13 +94,18 @@ public struct ModuleContext: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.router = router
+        self.declaredRuntimeSettings = declaredRuntimeSettings
     }
 
     /// The same context with the logger labelled for `module`.
     public func scoped(to module: ModuleID) -> ModuleContext {
         ModuleContext(configuration: configuration, store: store, services: services, events: events,
-                      metrics: metrics, logger: Logger(label: module.rawValue), router: router)
+                      metrics: metrics, logger: Logger(label: module.rawValue), router: router,
+                      declaredRuntimeSettings: declaredRuntimeSettings)
     }
+
+    /// The runtime settings service (published by the system module); nil before it boots.
+    public var runtimeSettings: (any RuntimeSettings)? { services.resolve((any RuntimeSettings).self) }
 }
 
 /// What admin verbs get: the configuration, and the store opened on demand (verbs such as

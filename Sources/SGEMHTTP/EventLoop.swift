@@ -13,7 +13,8 @@ final class ServerCore: Sendable {
     }
 
     let configuration: HTTPServerConfiguration
-    let router: Router
+    /// The frozen routes: dispatch reads them without a lock.
+    let router: RouteTable
     let instruments: Instruments
     let logger: Logger
     let tls: TLSContext?
@@ -43,7 +44,7 @@ final class ServerCore: Sendable {
 
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: MetricsRegistry, tls: TLSContext?) {
         self.configuration = configuration
-        self.router = router
+        self.router = router.build()
         self.logger = logger
         self.instruments = Instruments(logger: logger, metrics: metrics)
         self.tls = tls

@@ -47,6 +47,15 @@ public struct HTTPHeaders: Sendable, Sequence {
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// Whether a comma-separated header (e.g. `Connection`) carries `token`, case-insensitively.
+    /// Whether `If-None-Match` names `etag` (weakly, or `*`): the client's copy is current (304).
+    public func ifNoneMatchMatches(_ etag: String) -> Bool {
+        guard let header = self["If-None-Match"] else { return false }
+        return header.split(separator: ",").contains { part in
+            let tag = part.trimmingASCIISpaces()
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+
     func hasToken(_ name: String, _ token: String) -> Bool {
         for field in fields where Self.equalsIgnoringCase(field.name, name) {
             for part in field.value.split(separator: ",") where Self.equalsIgnoringCase(part.trimmingASCIISpaces(), token) {

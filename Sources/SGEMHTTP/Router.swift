@@ -9,9 +9,10 @@ public protocol Middleware: Sendable {
     func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response
 }
 
-/// Routes requests by method and path pattern (`/users/{id}`, `/assets/{path*}`) through global
-/// and group middleware; renders errors, answers HEAD from GET routes, assigns request ids,
-/// writes the access log and records metrics.
+/// Collects routes by method and path pattern (`/users/{id}`, `/assets/{path*}`) with global and
+/// group middleware while the server assembles, then freezes them into an immutable `RouteTable`
+/// (Hummingbird's `buildResponder()`): the server dispatches through the table without a lock,
+/// and a route added after `build()` is a programming error.
 public final class Router: Sendable {
     struct Route: Sendable {
         let method: HTTPMethod
@@ -23,17 +24,13 @@ public final class Router: Sendable {
     }
 
     struct State: Sendable {
-        var root = Node()
-        /// Nodes of parameter-free patterns by exact path: one hash lookup for most requests.
-        var staticNodes: [String: Node] = [:]
-        var routes: [RouteInfo] = []
+        var routes: [Route] = []
         var global: [any Middleware] = []
-        /// The global middleware composed around `context.terminal`, rebuilt by `use`.
-        var chain: Handler = { request, context in try await context.terminal!(request, context) }
+        var built: RouteTable?
     }
 
     let defaultMaxBodyBytes: Int
-    let state = Mutex(State())
+    private let state = Mutex(State())
 
     /// An empty router; routes without their own cap accept bodies up to `defaultMaxBodyBytes`.
     public init(defaultMaxBodyBytes: Int = 1 << 20) {
@@ -43,8 +40,8 @@ public final class Router: Sendable {
     /// Adds global middleware; it runs for every request, including 404 and 405 answers.
     public func use(_ middleware: any Middleware) {
         state.withLock { state in
+            precondition(state.built == nil, "middleware added after the routes were frozen")
             state.global.append(middleware)
-            state.chain = Router.compose(state.global) { request, context in try await context.terminal!(request, context) }
         }
     }
 
@@ -54,50 +51,35 @@ public final class Router: Sendable {
     }
 
     /// Every registered route, in registration order (for the OpenAPI document).
-    public var routes: [RouteInfo] { state.withLock { $0.routes } }
+    public var routes: [RouteInfo] {
+        state.withLock { $0.routes.map { RouteInfo(method: $0.method, pattern: $0.pattern, doc: $0.doc, maxBodyBytes: $0.maxBodyBytes) } }
+    }
 
-    /// Full in-process dispatch: routing, middleware, error rendering, HEAD. Never throws.
-    public func respond(to request: Request, remoteAddress: String? = nil) async -> Response {
-        var request = request
-        if let remoteAddress {
-            request.remoteAddress = remoteAddress
-            request.clientAddress = remoteAddress
+    /// Freezes the routes into the table the server dispatches through; later calls return the
+    /// same table.
+    public func build() -> RouteTable {
+        state.withLock { state in
+            if let built = state.built { return built }
+            let table = RouteTable(routes: state.routes, global: state.global, defaultMaxBodyBytes: defaultMaxBodyBytes)
+            state.built = table
+            return table
         }
-        return await dispatch(request, instruments: .standard).response
+    }
+
+    /// Full in-process dispatch (tests, internal calls): freezes the routes on first use.
+    public func respond(to request: Request, remoteAddress: String? = nil) async -> Response {
+        await build().respond(to: request, remoteAddress: remoteAddress)
     }
 
     /// The body cap of the route that `method` and `path` reach (the default when none does).
     public func maxBodyBytes(method: HTTPMethod, path: String) -> Int {
-        let found = state.withLock { Router.match($0, method: method, path: path) }
-        return found.route?.maxBodyBytes ?? defaultMaxBodyBytes
+        build().maxBodyBytes(method: method, path: path)
     }
 
     func add(_ route: Route) {
         state.withLock { state in
-            var node = state.root
-            for segment in Router.segments(route.pattern) {
-                if segment.hasPrefix("{") && segment.hasSuffix("*}") {
-                    let name = String(segment.dropFirst().dropLast(2))
-                    if node.catchAll == nil { node.catchAll = (name, [:]) }
-                    node.catchAll!.routes[route.method] = route
-                    state.routes.append(RouteInfo(method: route.method, pattern: route.pattern, doc: route.doc, maxBodyBytes: route.maxBodyBytes))
-                    return
-                } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
-                    let name = String(segment.dropFirst().dropLast())
-                    if node.param == nil { node.param = (name, Node()) }
-                    precondition(node.param!.name == name, "conflicting parameter names at \(route.pattern)")
-                    node = node.param!.node
-                } else {
-                    if let next = node.statics[segment] { node = next } else {
-                        let next = Node()
-                        node.statics[segment] = next
-                        node = next
-                    }
-                }
-            }
-            node.routes[route.method] = route
-            if !route.pattern.contains("{") { state.staticNodes[route.pattern] = node }
-            state.routes.append(RouteInfo(method: route.method, pattern: route.pattern, doc: route.doc, maxBodyBytes: route.maxBodyBytes))
+            precondition(state.built == nil, "route \(route.method.rawValue) \(route.pattern) added after the routes were frozen")
+            state.routes.append(route)
         }
     }
 
@@ -105,48 +87,6 @@ public final class Router: Sendable {
     struct Outcome {
         var response: Response
         var context: RequestContext
-    }
-
-    func dispatch(_ request: Request, instruments: Instruments) async -> Outcome {
-        let started = MonotonicClock.nanoseconds()
-        let requestID = Router.requestID(from: request.headers["X-Request-Id"])
-        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
-        let (found, chain) = state.withLock { state in
-            (Router.match(state, method: request.method, path: request.path), state.chain)
-        }
-        var request = request
-        if let route = found.route {
-            request.parameters = found.parameters
-            context.route = route.pattern
-            context.terminal = route.handler
-        } else if !found.allowed.isEmpty {
-            let allow = found.allowed.joined(separator: ", ")
-            context.terminal = { _, _ in
-                throw APIError(status: 405, code: "method_not_allowed", message: "method not allowed; allowed: \(allow)",
-                               headers: HTTPHeaders([("Allow", allow)]))
-            }
-        } else {
-            context.terminal = { _, _ in throw APIError.notFound("no route for this path") }
-        }
-
-        var response: Response
-        do {
-            response = try await chain(request, context)
-        } catch let error as any HTTPResponseError {
-            response = .error(error)
-        } catch {
-            context.logger.error("unhandled error", ["error": String(describing: error)])
-            response = .error(APIError(status: 500, code: "internal", message: "internal error; request id \(requestID)"))
-        }
-        response.headers.set("X-Request-Id", requestID)
-        if request.method == .HEAD {
-            if !response.body.isEmpty || !response.headers.contains("Content-Length") {
-                response.headers.set("Content-Length", String(response.body.count))
-            }
-            response.body = []
-        }
-        instruments.record(request: request, context: context, response: response, started: started)
-        return Outcome(response: response, context: context)
     }
 
     static func compose(_ middleware: [any Middleware], around handler: @escaping Handler) -> Handler {
@@ -179,68 +119,6 @@ public final class Router: Sendable {
         path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
-    struct Match {
-        var route: Route?
-        var parameters: [String: String] = [:]
-        /// Methods the path accepts, when it matched a path but not the method.
-        var allowed: [String] = []
-    }
-
-    static func match(_ state: State, method: HTTPMethod, path: String) -> Match {
-        if let node = state.staticNodes[path], let route = node.routes[method] ?? (method == .HEAD ? node.routes[.GET] : nil) {
-            return Match(route: route)
-        }
-        return match(root: state.root, method: method, path: path)
-    }
-
-    static func match(root: Node, method: HTTPMethod, path: String) -> Match {
-        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
-        var parameters: [(String, String)] = []
-        guard let routes = find(root, parts[...], &parameters) else { return Match() }
-        let route = routes[method] ?? (method == .HEAD ? routes[.GET] : nil)
-        if let route {
-            var dict: [String: String] = [:]
-            for (k, v) in parameters { dict[k] = v }
-            return Match(route: route, parameters: dict)
-        }
-        var allowed = Set(routes.keys.map(\.rawValue))
-        if allowed.contains("GET") { allowed.insert("HEAD") }
-        return Match(allowed: allowed.sorted())
-    }
-
-    /// Depth-first: static segments first, then a parameter, then a catch-all.
-    private static func find(_ node: Node, _ parts: ArraySlice<Substring.UTF8View.SubSequence>, _ parameters: inout [(String, String)]) -> [HTTPMethod: Route]? {
-        guard let first = parts.first else {
-            if !node.routes.isEmpty { return node.routes }
-            if let catchAll = node.catchAll {
-                parameters.append((catchAll.name, ""))
-                return catchAll.routes
-            }
-            return nil
-        }
-        let rest = parts.dropFirst()
-        if let next = node.statics[String(Substring(first))], let found = find(next, rest, &parameters) { return found }
-        if let param = node.param {
-            parameters.append((param.name, String(Substring(first))))
-            if let found = find(param.node, rest, &parameters) { return found }
-            parameters.removeLast()
-        }
-        if let catchAll = node.catchAll {
-            parameters.append((catchAll.name, parts.map { String(Substring($0)) }.joined(separator: "/")))
-            return catchAll.routes
-        }
-        return nil
-    }
-}
-
-/// A node of the routing tree.
-// @unchecked Sendable: created and mutated only inside `Router.state`'s lock (registration),
-// and read only inside that lock too (matching).
-final class Node: @unchecked Sendable {
-    var statics: [String: Node] = [:]
-    var param: (name: String, node: Node)?
-    var catchAll: (name: String, routes: [HTTPMethod: Router.Route])?
-    var routes: [HTTPMethod: Router.Route] = [:]
 }
 
 /// Routes sharing a path prefix and middleware.

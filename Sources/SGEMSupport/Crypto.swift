@@ -72,6 +72,54 @@ public enum Crypto {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Decodes standard base64 (RFC 4648 §4); padding is optional and, with `skippingNewlines`,
+    /// line breaks are ignored. Nil on any other character or an impossible length.
+    public static func base64Decode<S: StringProtocol>(_ text: S, skippingNewlines: Bool = false) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        var digits = 0
+        var padding = 0
+        for c in text.utf8 {
+            let v: UInt32
+            switch c {
+            case 0x41...0x5A: v = UInt32(c - 0x41)
+            case 0x61...0x7A: v = UInt32(c - 0x61 + 26)
+            case 0x30...0x39: v = UInt32(c - 0x30 + 52)
+            case 0x2B: v = 62
+            case 0x2F: v = 63
+            case 0x3D:
+                padding += 1
+                continue
+            case 0x0A where skippingNewlines, 0x0D where skippingNewlines: continue
+            default: return nil
+            }
+            guard padding == 0 else { return nil } // nothing may follow the padding
+            digits += 1
+            buffer = buffer << 6 | v
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        // A lone trailing digit carries no whole byte; padding must complete a quantum.
+        guard digits % 4 != 1, padding == 0 || (digits + padding) % 4 == 0, padding <= 2 else { return nil }
+        return out
+    }
+
+    /// Every error in this thread's OpenSSL queue, oldest first, as text; empties the queue.
+    public static func openSSLErrors() -> [String] {
+        var messages: [String] = []
+        while case let code = ERR_get_error(), code != 0 {
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            messages.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return messages
+    }
+
     /// Compares two byte strings in time that depends only on their lengths.
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }

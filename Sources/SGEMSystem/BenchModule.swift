@@ -8,7 +8,13 @@ import SGEMSupport
 public struct BenchModule: Module {
     public let id: ModuleID = "bench"
 
+    /// Whether the module is part of the server at all (the application leaves it out otherwise).
+    public static let enabled = Setting("bench-module", .bool, default: "false",
+                                        "enable the benchmark-only write endpoint (never in production)")
+
     public init() {}
+
+    public var settings: [Setting] { [BenchModule.enabled] }
 
     public func registerMigrations(_ migrations: inout MigrationList) {
         migrations.add("bench.001_create_writes", sql: """
@@ -18,26 +24,50 @@ public struct BenchModule: Module {
                 created_at TEXT NOT NULL
             );
             """)
+        migrations.add("bench.002_created_ms", sql: """
+            ALTER TABLE bench_writes ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;
+            UPDATE bench_writes SET created_ms = CAST(strftime('%s', created_at) AS INTEGER) * 1000;
+            ALTER TABLE bench_writes DROP COLUMN created_at;
+            ALTER TABLE bench_writes RENAME COLUMN created_ms TO created_at;
+            """)
     }
 
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
-        let store = context.store
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        BenchRuntime(repository: BenchRepository(store: context.store))
+    }
+}
+
+/// The benchmark module's SQL.
+struct BenchRepository: Sendable {
+    let store: Store
+
+    func insert(_ payload: String) async throws -> Int64 {
+        let now = Timestamp.now().milliseconds
+        return try await store.write { db in
+            try db.queryOne("INSERT INTO bench_writes (payload, created_at) VALUES (?, ?) RETURNING id", payload, now)?.int64("id") ?? 0
+        }
+    }
+
+    func count() async throws -> Int64 {
+        try await store.read { db in try db.queryOne("SELECT count(*) AS n FROM bench_writes")?.int64("n") ?? 0 }
+    }
+}
+
+struct BenchRuntime: ModuleRuntime {
+    let repository: BenchRepository
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        let repository = self.repository
         routes.post("/bench/writes", maxBody: 4096,
                     doc: RouteDoc(summary: "Benchmark only: insert one row durably", tags: ["bench"],
                                   responses: [ResponseDoc(status: 201, description: "Stored; the id of the row",
                                                           schema: ["type": "object", "properties": ["id": ["type": "integer"]]])])) { request, _ in
             let payload = request.body.isEmpty ? "x" : String(decoding: request.body.prefix(256), as: UTF8.self)
-            let now = Timestamp.now().rfc3339()
-            let id = try await store.write { db in
-                try db.execute("INSERT INTO bench_writes (payload, created_at) VALUES (?, ?)", payload, now)
-                return db.lastInsertRowID
-            }
+            let id = try await repository.insert(payload)
             return Response(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\"id\":\(id)}".utf8))
         }
         routes.get("/bench/writes/count", doc: RouteDoc(summary: "Benchmark only: rows stored", tags: ["bench"])) { _, _ in
-            let count = try await store.read { db in try db.scalar("SELECT count(*) FROM bench_writes") }
-            guard case let .integer(n) = count else { throw APIError.unavailable("count failed") }
-            return .json(["count": .number(Double(n))] as JSONValue)
+            .json(["count": .number(Double(try await repository.count()))] as JSONValue)
         }
     }
 }

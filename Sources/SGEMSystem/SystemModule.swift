@@ -9,14 +9,21 @@ import SGEMStore
 import SGEMSupport
 import Synchronization
 
-/// The `system` module: health, readiness, Prometheus metrics, the OpenAPI document, and the
-/// `status` admin verb. It is the smallest module that uses every part of the protocol.
+/// The `system` module: health, readiness, Prometheus metrics, the OpenAPI document, the
+/// runtime settings service, and the `status` admin verb.
 public struct SystemModule: Module {
     public let id: ModuleID = "system"
     let version: String
     let startedAt = MonotonicClock.nanoseconds()
 
+    /// A scraper outside this machine reads `/metrics` with this bearer token.
+    static let metricsToken = Setting("metrics-token", .string, default: nil,
+                                      "bearer token that lets a scraper on another machine read /metrics (loopback needs none)",
+                                      check: { $0.utf8.count >= 16 ? nil : "must be at least 16 characters" })
+
     public init(version: String) { self.version = version }
+
+    public var settings: [Setting] { [SystemModule.metricsToken] }
 
     public func registerMigrations(_ migrations: inout MigrationList) {
         migrations.add("system.001_instance", sql: """
@@ -28,9 +35,10 @@ public struct SystemModule: Module {
             INSERT INTO system_instance (id, instance_id, created_at)
                 VALUES (1, lower(hex(randomblob(8))), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));
             """)
+        SystemRepository.registerMigrations(&migrations)
     }
 
-    public func boot(_ context: ModuleContext) async throws {
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
         let started = startedAt
         context.metrics.gauge("sgem_process_resident_memory_bytes", help: "Resident set size of the process.")
             .sample { Double(sgem_resident_bytes()) }
@@ -41,9 +49,49 @@ public struct SystemModule: Module {
         let store = context.store
         context.metrics.gauge("sgem_store_database_bytes", help: "Size of the database file, WAL excluded.")
             .sample { Double(fileSize(store.path)) }
+        let repository = SystemRepository(store: store)
+        context.services.register((any RuntimeSettings).self,
+                                  StoredRuntimeSettings(repository: repository, declared: context.declaredRuntimeSettings))
+        return SystemRuntime(context: context, version: version, metricsToken: context.configuration.string(SystemModule.metricsToken))
     }
 
-    public func registerRoutes(_ routes: RouteGroup, root: RouteGroup, context: ModuleContext) {
+    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
+        let version = self.version
+        commands.register(Command("status", summary: "show the database, its migrations and the server's version",
+                                  options: [.flag("json", "print JSON")]) { args, ctx in
+            let store = try await context.openStore()
+            let applied = try await store.appliedMigrations()
+            let instance = try await SystemRepository(store: store).instance()
+            let size = fileSize(store.path)
+            if args.has("json") {
+                let doc: JSONValue = [
+                    "version": .string(version),
+                    "database": .string(store.path),
+                    "databaseBytes": .number(Double(size)),
+                    "instanceId": instance.map { JSONValue.string($0.id) } ?? .null,
+                    "createdAt": instance?.createdAt.map { JSONValue.string($0.rfc3339()) } ?? .null,
+                    "migrations": .array(applied.map(JSONValue.string)),
+                ]
+                ctx.io.print(doc.serialized())
+            } else {
+                ctx.io.print("version      \(version)")
+                ctx.io.print("database     \(store.path) (\(size) bytes)")
+                ctx.io.print("instance     \(instance?.id ?? "not initialised")")
+                ctx.io.print("created      \(instance?.createdAt?.rfc3339() ?? "-")")
+                ctx.io.print("migrations   \(applied.count) applied")
+                for id in applied { ctx.io.print("  \(id)") }
+            }
+        })
+    }
+}
+
+/// The system module's routes: health, readiness, metrics and the OpenAPI document.
+struct SystemRuntime: ModuleRuntime {
+    let context: ModuleContext
+    let version: String
+    let metricsToken: String?
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         let health = Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
                               body: Array(#"{"status":"ok"}"#.utf8))
         root.get("/healthz", doc: RouteDoc(summary: "Liveness: the process answers", tags: ["system"],
@@ -59,8 +107,13 @@ public struct SystemModule: Module {
                             body: Array(#"{"status":"ready"}"#.utf8))
         }
         let metrics = context.metrics
-        root.get("/metrics", doc: RouteDoc(summary: "Prometheus metrics (text format 0.0.4)", tags: ["system"],
-                                           responses: [ResponseDoc(status: 200, description: "Metrics", schema: ["type": "string"], contentType: "text/plain")])) { _, _ in
+        let scrapers = root.group("", middleware: [MetricsAccess(token: metricsToken)])
+        scrapers.get("/metrics", doc: RouteDoc(
+            summary: "Prometheus metrics (text format 0.0.4)",
+            description: "Readable from this machine (loopback), or elsewhere with `Authorization: Bearer <metrics-token>`.",
+            tags: ["system"],
+            responses: [ResponseDoc(status: 200, description: "Metrics", schema: ["type": "string"], contentType: "text/plain"),
+                        ResponseDoc(status: 403, description: "forbidden: not loopback and no valid metrics token")])) { _, _ in
             .text(metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         let router = context.router
@@ -68,7 +121,7 @@ public struct SystemModule: Module {
         let cached = Mutex<[UInt8]?>(nil)
         routes.get("/openapi.json", doc: RouteDoc(summary: "This API's OpenAPI 3 document", tags: ["system"],
                                                   responses: [ResponseDoc(status: 200, description: "The document", schema: ["type": "object"])])) { _, _ in
-            // Routes are fixed once serving starts, so the document is built once.
+            // Routes are frozen once serving starts, so the document is built once.
             let body = cached.withLock { cache -> [UInt8] in
                 if let cache { return cache }
                 let doc = OpenAPIDocument.build(routes: router.routes, title: "sgem-server API", version: version,
@@ -80,34 +133,28 @@ public struct SystemModule: Module {
             return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
         }
     }
+}
 
-    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
-        let version = self.version
-        commands.register(Command("status", summary: "show the database, its migrations and the server's version",
-                                  options: [.flag("json", "print JSON")]) { args, ctx in
-            let store = try await context.openStore()
-            let applied = try await store.appliedMigrations()
-            let instance = try await store.read { db in try db.queryOne("SELECT instance_id, created_at FROM system_instance WHERE id = 1") }
-            let size = fileSize(store.path)
-            if args.has("json") {
-                let doc: JSONValue = [
-                    "version": .string(version),
-                    "database": .string(store.path),
-                    "databaseBytes": .number(Double(size)),
-                    "instanceId": instance?.string("instance_id").map(JSONValue.string) ?? .null,
-                    "createdAt": instance?.string("created_at").map(JSONValue.string) ?? .null,
-                    "migrations": .array(applied.map(JSONValue.string)),
-                ]
-                ctx.io.print(doc.serialized())
-            } else {
-                ctx.io.print("version      \(version)")
-                ctx.io.print("database     \(store.path) (\(size) bytes)")
-                ctx.io.print("instance     \(instance?.string("instance_id") ?? "not initialised")")
-                ctx.io.print("created      \(instance?.string("created_at") ?? "-")")
-                ctx.io.print("migrations   \(applied.count) applied")
-                for id in applied { ctx.io.print("  \(id)") }
-            }
-        })
+/// `/metrics` is not public: the loopback interface (a scraper on the same machine), or a bearer
+/// token when `--metrics-token` is set. Behind a trusted proxy the forwarded client address counts.
+struct MetricsAccess: Middleware {
+    let token: [UInt8]?
+
+    init(token: String?) { self.token = token.map { Array($0.utf8) } }
+
+    func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
+        if MetricsAccess.isLoopback(request.clientAddress) && MetricsAccess.isLoopback(request.remoteAddress) {
+            return try await next(request, context)
+        }
+        if let token, let header = request.headers["Authorization"], header.hasPrefix("Bearer "),
+           Crypto.constantTimeEqual(Array(header.utf8.dropFirst(7)), token) {
+            return try await next(request, context)
+        }
+        throw APIError.forbidden("metrics are readable from this machine, or with the metrics token")
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.") || address.hasPrefix("::ffff:127.")
     }
 }
 

@@ -1,12 +1,27 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SGEMShell
 import SGEMSupport
 import SGEMTestSupport
 import Testing
 
 @Suite struct CommandTests {
+    @Test func verbsRefuseADataDirectoryWithoutADatabaseAndCreateNothing() async throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        for words in [["list-users"], ["create-user", "--username", "root", "--email", "root@example.com", "--random-password"]] {
+            let (code, io) = await admin(dir, words)
+            #expect(code == 1)
+            #expect(io.errors == ["sgem-server: no database in \(dir.path) (looked for \(dir.path)/sgem.db); create it with 'sgem-server migrate --data-dir \(dir.path)' or start the server"])
+            #expect(access(dir.path + "/sgem.db", F_OK) != 0, "\(words[0]) must not create a database")
+        }
+    }
+
     @Test func createUserWithAPasswordFromStdinOrARandomOne() async throws {
         let dir = TempDir()
         defer { dir.cleanup() }
+        try await createDatabase(dir)
         let fromStdin = await admin(dir, ["create-user", "--username", "Root", "--email", "root@example.com", "--role", "admin",
                                           "--password-stdin"], input: ["root password here"])
         #expect(fromStdin.code == 0, "\(fromStdin.io.errors)")
@@ -52,6 +67,7 @@ import Testing
     func failsWithTheRightExitCode(words: [String], expected: Int32) async throws {
         let dir = TempDir()
         defer { dir.cleanup() }
+        try await createDatabase(dir)
         #expect(await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--role", "admin", "--random-password"]).code == 0)
         let (code, io) = await admin(dir, words)
         #expect(code == expected, "\(words): \(io.errors)")
@@ -66,6 +82,7 @@ import Testing
     @Test func listSetRoleDeactivateActivateAndResetPassword() async throws {
         let dir = TempDir()
         defer { dir.cleanup() }
+        try await createDatabase(dir)
         _ = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--role", "admin", "--random-password"])
         _ = await admin(dir, ["create-user", "--username", "emp", "--email", "emp@example.com", "--password-stdin"], input: ["emp password 1"])
 
@@ -105,6 +122,7 @@ import Testing
     @Test func theVerbsWorkInAnAdminShellScript() async throws {
         let dir = TempDir()
         defer { dir.cleanup() }
+        try await createDatabase(dir)
         let script = [
             "# set up the team",
             "create-user --username boss --email boss@example.com --role admin --password-stdin",

@@ -29,6 +29,14 @@ func admin(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (co
     return (code, io)
 }
 
+/// `sgem-server migrate` in-process: creates the database that admin verbs refuse to create.
+func createDatabase(_ dir: TempDir) async throws {
+    let io = MemoryIO()
+    let code = await Application.main(["migrate", "--data-dir", dir.path, "--log-level", "error"], environment: [:], io: io,
+                                      configureLogging: false)
+    guard code == 0 else { throw TestFailure("migrate failed: \(io.errors)") }
+}
+
 /// A full server (every module) started in-process on a fresh data directory with one admin,
 /// `boss`, whose password is `adminPassword`.
 final class TestServer: Sendable {
@@ -43,6 +51,7 @@ final class TestServer: Sendable {
 
     static func start(dir: TempDir = TempDir(), seedAdmin: Bool = true) async throws -> TestServer {
         if seedAdmin {
+            try await createDatabase(dir)
             let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--name", "The Boss",
                                                "--role", "admin", "--password-stdin"], input: [adminPassword])
             guard code == 0 else { throw TestFailure("seeding the admin failed: \(io.errors)") }
@@ -141,11 +150,13 @@ final class ModuleServer: Sendable {
     let store: Store
     let server: HTTPServer
     let modules: [any Module]
+    let runtimes: [any ModuleRuntime]
     let context: ModuleContext
     var port: Int { server.port }
 
     init(throttle: ThrottlePolicy) async throws {
         dir = TempDir()
+        try await createDatabase(dir)
         let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--role", "admin",
                                            "--password-stdin"], input: [adminPassword])
         guard code == 0 else { throw TestFailure("seeding failed: \(io.errors)") }
@@ -158,8 +169,10 @@ final class ModuleServer: Sendable {
         let router = Router()
         context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(), events: EventBus(),
                                 metrics: MetricsRegistry(), logger: Logger(label: "test"), router: router)
-        for m in modules { try await m.boot(context) }
-        for m in modules { m.registerRoutes(router.group("/api/v1"), root: router.group(""), context: context) }
+        var runtimes: [any ModuleRuntime] = []
+        for m in modules { runtimes.append(try await m.boot(context)) }
+        self.runtimes = runtimes
+        for r in runtimes { r.registerRoutes(router.group("/api/v1"), root: router.group("")) }
         var http = HTTPServerConfiguration()
         http.host = "127.0.0.1"
         http.port = 0
@@ -169,7 +182,7 @@ final class ModuleServer: Sendable {
 
     func stop() async {
         await server.shutdown()
-        for m in modules.reversed() { await m.shutdown(context) }
+        for r in runtimes.reversed() { await r.shutdown() }
         await store.close()
         dir.cleanup()
     }

@@ -47,7 +47,7 @@ import SGEMSupport
 
         let missing = try runBinary(["check"] + data)
         #expect(missing.code == 1)
-        #expect(missing.err.hasPrefix("sgem-server: no database at"))
+        #expect(missing.err.hasPrefix("sgem-server: no database in \(dir.path)/data"))
 
         let first = try runBinary(["migrate"] + data)
         #expect(first.code == 0, "\(first.err)")
@@ -89,10 +89,47 @@ import SGEMSupport
         #expect(try runBinary(["check"] + restoredData).code == 0, "a refused restore must leave the database intact")
     }
 
+    @Test(arguments: [
+        ("empty", "", "is an empty SQLite database"),
+        ("text", "not a database at all, just some words of text\\n", "is not an SQLite database"),
+    ])
+    func foreignOrEmptyFilesAreRefusedEverywhere(_ kind: String, _ content: String, _ expected: String) throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let data = ["--data-dir", dir.path]
+        _ = try runShell("printf '\(content)' > '\(dir.path)/sgem.db'")
+        let check = try runBinary(["check"] + data)
+        #expect(check.code == 1)
+        if kind == "empty" {
+            #expect(check.err.contains("no database in"), "\(check.err)")
+        } else {
+            #expect(check.err.contains(expected), "\(check.err)")
+            let serve = try runBinary(["serve", "--port", "0"] + data)
+            #expect(serve.code == 1)
+            #expect(serve.err.contains(expected), "\(serve.err)")
+            let verb = try runBinary(["admin", "list-users"] + data)
+            #expect(verb.code == 1 && verb.err.contains(expected), "\(verb.err)")
+        }
+    }
+
+    @Test func anotherProgramsSQLiteDatabaseIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        _ = try runShell("sqlite3 '\(dir.path)/sgem.db' 'CREATE TABLE recipes (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO recipes (name) VALUES (1);'")
+        for words in [["check"], ["serve", "--port", "0"], ["migrate"], ["admin", "status"]] {
+            let r = try runBinary(words + ["--data-dir", dir.path])
+            #expect(r.code == 1, "\(words)")
+            #expect(r.err.contains("is an SQLite database of another program"), "\(words): \(r.err)")
+        }
+        let untouched = try runShell("test \"$(sqlite3 '\(dir.path)/sgem.db' 'SELECT count(*) FROM recipes; SELECT count(*) FROM sqlite_master;' | tr '\\n' ' ')\" = '1 1 '")
+        #expect(untouched == 0, "the foreign database is left as it was")
+    }
+
     @Test func adminShellReadsAScriptFromStdin() throws {
         let dir = TempDir()
         defer { dir.cleanup() }
         let data = ["--data-dir", dir.path]
+        #expect(try runBinary(["migrate"] + data).code == 0)
         let ok = try runBinary(["admin", "shell"] + data, input: "# status twice\nstatus\nhelp\nstatus --json\n")
         #expect(ok.code == 0, "\(ok.err)")
         #expect(ok.out.contains("  system.001_instance\n"))

@@ -8,6 +8,12 @@ import SGEMSupport
 @testable import SGEMCore
 
 @Suite struct ConfigurationTests {
+    /// The platform's settings plus two a module would declare.
+    static let moduleFlag = Setting("bench-module", .bool, default: "false", "a module's switch")
+    static let moduleToken = Setting("module-token", .string, default: nil, "a module's token",
+                                     check: { $0.count >= 4 ? nil : "must be at least 4 characters" })
+    let catalogue = SettingsCatalogue(Settings.platform + [ConfigurationTests.moduleFlag, ConfigurationTests.moduleToken])
+
     func tempFile(_ text: String) -> String {
         var template = Array("/tmp/sgem-config-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
@@ -20,8 +26,9 @@ import SGEMSupport
     @Test func flagsBeatEnvironmentBeatFileBeatDefaults() throws {
         let file = tempFile("# comment\nport = 7000\nhost = \"10.0.0.1\"\nlog_level = debug # trailing\nidle_timeout = 5\n")
         defer { unlink(file) }
-        let flags = try ParsedArguments(["--config", file, "--port", "9000"], specs: Settings.optionSpecs)
-        let c = try Configuration(flags: flags, environment: ["SGEM_PORT": "8000", "SGEM_HOST": "127.0.0.2", "SGEM_BENCH_MODULE": "yes"])
+        let flags = try ParsedArguments(["--config", file, "--port", "9000"], specs: catalogue.optionSpecs)
+        let c = try Configuration(flags: flags, environment: ["SGEM_PORT": "8000", "SGEM_HOST": "127.0.0.2", "SGEM_BENCH_MODULE": "yes"],
+                                  catalogue: catalogue)
         #expect(c.int("port") == 9000)
         #expect(c.sources["port"] == "flag")
         #expect(c.string("host") == "127.0.0.2")
@@ -41,26 +48,48 @@ import SGEMSupport
         (["--log-level", "loud"], [:], "--log-level must be one of trace, debug, info, notice, warning, error, critical, not 'loud'"),
         (["--tls-cert", "c.pem"], [:], "--tls-cert and --tls-key go together"),
         ([], ["SGEM_BENCH_MODULE": "maybe"], "SGEM_BENCH_MODULE must be true or false, not 'maybe'"),
+        (["--module-token", "abc"], [:], "--module-token must be at least 4 characters"),
+        (["--trusted-proxy", "10.0.0.1, proxy.lan"], [:], "--trusted-proxy must list IP addresses, not 'proxy.lan'"),
     ])
     func rejectsBadValuesNamingTheirSource(_ args: [String], _ env: [String: String], _ message: String) throws {
-        let flags = try ParsedArguments(args, specs: Settings.optionSpecs)
-        #expect(throws: CommandError.usage(message)) { try Configuration(flags: flags, environment: env) }
+        let flags = try ParsedArguments(args, specs: catalogue.optionSpecs)
+        #expect(throws: CommandError.usage(message)) { try Configuration(flags: flags, environment: env, catalogue: catalogue) }
+    }
+
+    @Test func moduleSettingsReadTheirDeclaredDefaultWhenUnset() throws {
+        let c = Configuration(overrides: ["port": "0"])
+        #expect(c.bool(ConfigurationTests.moduleFlag) == false)
+        #expect(c.string(ConfigurationTests.moduleToken) == nil)
+        let set = try Configuration(flags: ParsedArguments(["--module-token", "secret"], specs: catalogue.optionSpecs),
+                                    environment: [:], catalogue: catalogue)
+        #expect(set.string(ConfigurationTests.moduleToken) == "secret")
+        #expect(set.sources["module-token"] == "flag")
+    }
+
+    @Test func aSettingOnlyAModuleDeclaresIsUnknownToThePlatformAlone() throws {
+        let file = tempFile("module_token = abcdef\n")
+        defer { unlink(file) }
+        let flags = try ParsedArguments(["--config", file], specs: SettingsCatalogue.platform.optionSpecs)
+        #expect(throws: CommandError.usage("\(file): unknown setting 'module_token'")) { try Configuration(flags: flags, environment: [:]) }
+        let withModule = try Configuration(flags: flags, environment: [:], catalogue: catalogue)
+        #expect(withModule.string(ConfigurationTests.moduleToken) == "abcdef")
     }
 
     @Test func rejectsUnknownFileKeysAndMissingFiles() throws {
         let file = tempFile("colour = blue\n")
         defer { unlink(file) }
-        let flags = try ParsedArguments(["--config", file], specs: Settings.optionSpecs)
+        let flags = try ParsedArguments(["--config", file], specs: catalogue.optionSpecs)
         #expect(throws: CommandError.usage("\(file): unknown setting 'colour'")) { try Configuration(flags: flags, environment: [:]) }
-        let missing = try ParsedArguments(["--config", "/nonexistent/x.conf"], specs: Settings.optionSpecs)
+        let missing = try ParsedArguments(["--config", "/nonexistent/x.conf"], specs: catalogue.optionSpecs)
         #expect(throws: CommandError.usage("cannot read config file '/nonexistent/x.conf'")) { try Configuration(flags: missing, environment: [:]) }
     }
 
     @Test func everySettingHasEnvironmentAndFileNames() {
-        let s = Settings.named("store-write-batch")!
+        let s = catalogue.named("store-write-batch")!
         #expect(s.environmentVariable == "SGEM_STORE_WRITE_BATCH")
         #expect(s.fileKey == "store_write_batch")
-        #expect(Set(Settings.all.map(\.name)).count == Settings.all.count)
+        #expect(catalogue.named("module-token")?.fileKey == "module_token")
+        #expect(Set(catalogue.all.map(\.name)).count == catalogue.all.count)
     }
 }
 
@@ -138,5 +167,104 @@ actor Collector {
         let post = try #require(doc["paths"]?["/api/v1/users"]?["post"])
         #expect(post["requestBody"]?["content"]?["application/json"] != nil)
         #expect(post["responses"]?["201"]?["description"] == "Created")
+    }
+}
+
+/// Records the order services start and stop in; each runs until cancelled.
+struct Recorder: ModuleService {
+    let name: String
+    let log: Collector
+
+    func run() async throws {
+        await log.add("start \(name)")
+        // Wait for cancellation (shutdown) without polling.
+        let stream = AsyncStream<Never> { _ in }
+        for await _ in stream {}
+        await log.add("stop \(name)")
+    }
+}
+
+@Suite struct ServiceLifecycleTests {
+    @Test func servicesStopInReverseOrderEachWaitedFor() async throws {
+        let log = Collector()
+        let group = ServiceGroup(logger: Logger(label: "test"))
+        group.start([Recorder(name: "a", log: log), Recorder(name: "b", log: log), Recorder(name: "c", log: log)])
+        #expect(group.names == ["a", "b", "c"])
+        try await waitUntil { await log.seen.count == 3 }
+        await group.stop()
+        let seen = await log.seen
+        #expect(Set(seen.prefix(3)) == ["start a", "start b", "start c"])
+        #expect(Array(seen.dropFirst(3)) == ["stop c", "stop b", "stop a"], "stop waits for each, last started first")
+        #expect(group.names.isEmpty)
+    }
+
+    @Test func aPeriodicJobRunsRepeatedlySurvivesFailuresAndStopsWhenCancelled() async throws {
+        struct Flaky: Error {}
+        let log = Collector()
+        let job = PeriodicJob(name: "tick", every: .milliseconds(5), logger: Logger(label: "test")) {
+            await log.add("round")
+            if await log.seen.count == 2 { throw Flaky() }
+        }
+        let group = ServiceGroup(logger: Logger(label: "test"))
+        group.start([job])
+        try await waitUntil { await log.seen.count >= 4 }
+        await group.stop()
+        let after = await log.seen.count
+        #expect(after >= 4, "the round after a failure still ran")
+        // Stopped for good: the group awaited the job's return, so nothing may record any more.
+        await Task.yield()
+        #expect(await log.seen.count == after)
+    }
+}
+
+/// Polls `condition` until it holds, failing after `seconds`.
+func waitUntil(seconds: Double = 10, _ condition: @Sendable () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else { throw WaitTimeout() }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+struct WaitTimeout: Error {}
+
+enum Tag: ContextKey { typealias Value = Int }
+
+@Suite struct RequestContextTests {
+    @Test func childTasksShareOneContextSafely() async throws {
+        let context = RequestContext(requestID: "r1", logger: Logger(label: "test"))
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    context[Tag.self] = i
+                    context.logger = Logger(label: "child-\(i)")
+                    _ = context[Tag.self]
+                    _ = context.logger
+                }
+            }
+        }
+        // Every write is whole: the value and the logger are each one child's, never a torn mix.
+        let last = try #require(context[Tag.self])
+        #expect((0..<200).contains(last))
+        #expect(context.logger.label.hasPrefix("child-"))
+    }
+}
+
+@Suite struct FrozenRouterTests {
+    @Test func theTableDispatchesWhatWasRegisteredBeforeBuild() async {
+        let router = Router()
+        router.group("/api").get("/users/{id}") { request, _ in .text(request.parameters["id"] ?? "") }
+        let table = router.build()
+        #expect(String(decoding: await table.respond(to: Request(method: .GET, target: "/api/users/7")).body, as: UTF8.self) == "7")
+        #expect(await table.respond(to: Request(method: .POST, target: "/api/users/7")).status == 405)
+        #expect(router.routes.count == 1)
+    }
+
+    @Test func addingARouteAfterTheRoutesAreFrozenStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            let router = Router()
+            _ = router.build()
+            router.group("").get("/late") { _, _ in .noContent() }
+        }
     }
 }

@@ -127,3 +127,20 @@ func timestampMilliseconds(ms: Int64, text: String) {
     #expect(t.milliseconds == ms)
     #expect(t.rfc3339(fractional: true) == text)
 }
+
+@Test("base64 decodes with or without padding and refuses what is not base64", arguments: [
+    ("aGVsbG8=", "hello"), ("aGVsbG8", "hello"), ("aGk=", "hi"), ("", ""), ("YQ==", "a"), ("YQ", "a"),
+] as [(String, String)])
+func base64DecodesValidText(text: String, expected: String) throws {
+    #expect(try #require(Crypto.base64Decode(text)) == Array(expected.utf8))
+    #expect(Crypto.base64Decode(Crypto.base64(Array(expected.utf8))) == Array(expected.utf8))
+}
+
+@Test("base64 refuses stray characters, a lone digit and data after padding", arguments: ["aGk*", "a", "aGk=aGk=", "YQ===", "aG\nk="])
+func base64RefusesInvalidText(text: String) {
+    #expect(Crypto.base64Decode(text) == nil)
+}
+
+@Test func base64SkipsLineBreaksOnlyWhenAsked() {
+    #expect(Crypto.base64Decode("aGVs\nbG8=", skippingNewlines: true) == Array("hello".utf8))
+}

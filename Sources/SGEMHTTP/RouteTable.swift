@@ -1,0 +1,192 @@
+import SGEMSupport
+
+/// The routes, frozen: a tree of path segments built once from a `Router`, plus a hash map for
+/// parameter-free paths. Immutable and shared by every event loop, so dispatch takes no lock.
+public struct RouteTable: Sendable {
+    let root: FrozenNode
+    /// Nodes of parameter-free patterns by exact path: one hash lookup for most requests.
+    let staticNodes: [String: FrozenNode]
+    /// The global middleware composed around `context.terminal`.
+    let chain: Handler
+    let defaultMaxBodyBytes: Int
+
+    init(routes: [Router.Route], global: [any Middleware], defaultMaxBodyBytes: Int) {
+        let root = BuildNode()
+        var staticPaths: [String: BuildNode] = [:]
+        for route in routes {
+            var node = root
+            var catchAll = false
+            for segment in Router.segments(route.pattern) {
+                if segment.hasPrefix("{") && segment.hasSuffix("*}") {
+                    let name = String(segment.dropFirst().dropLast(2))
+                    if node.catchAll == nil { node.catchAll = (name, [:]) }
+                    node.catchAll!.routes[route.method] = route
+                    catchAll = true
+                    break
+                } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                    let name = String(segment.dropFirst().dropLast())
+                    if node.param == nil { node.param = (name, BuildNode()) }
+                    precondition(node.param!.name == name, "conflicting parameter names at \(route.pattern)")
+                    node = node.param!.node
+                } else if let next = node.statics[segment] {
+                    node = next
+                } else {
+                    let next = BuildNode()
+                    node.statics[segment] = next
+                    node = next
+                }
+            }
+            if catchAll { continue }
+            node.routes[route.method] = route
+            if !route.pattern.contains("{") { staticPaths[route.pattern] = node }
+        }
+        var frozen: [ObjectIdentifier: FrozenNode] = [:]
+        self.root = root.frozen(&frozen)
+        self.staticNodes = staticPaths.mapValues { $0.frozen(&frozen) }
+        self.chain = Router.compose(global) { request, context in try await context.terminal!(request, context) }
+        self.defaultMaxBodyBytes = defaultMaxBodyBytes
+    }
+
+    /// Full in-process dispatch: routing, middleware, error rendering, HEAD. Never throws.
+    public func respond(to request: Request, remoteAddress: String? = nil) async -> Response {
+        var request = request
+        if let remoteAddress {
+            request.remoteAddress = remoteAddress
+            request.clientAddress = remoteAddress
+        }
+        return await dispatch(request, instruments: .standard).response
+    }
+
+    /// The body cap of the route that `method` and `path` reach (the default when none does).
+    public func maxBodyBytes(method: HTTPMethod, path: String) -> Int {
+        match(method: method, path: path).route?.maxBodyBytes ?? defaultMaxBodyBytes
+    }
+
+    func dispatch(_ request: Request, instruments: Instruments) async -> Router.Outcome {
+        let started = MonotonicClock.nanoseconds()
+        let requestID = Router.requestID(from: request.headers["X-Request-Id"])
+        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
+        let found = match(method: request.method, path: request.path)
+        var request = request
+        if let route = found.route {
+            request.parameters = found.parameters
+            context.route = route.pattern
+            context.terminal = route.handler
+        } else if !found.allowed.isEmpty {
+            let allow = found.allowed.joined(separator: ", ")
+            context.terminal = { _, _ in
+                throw APIError(status: 405, code: "method_not_allowed", message: "method not allowed; allowed: \(allow)",
+                               headers: HTTPHeaders([("Allow", allow)]))
+            }
+        } else {
+            context.terminal = { _, _ in throw APIError.notFound("no route for this path") }
+        }
+
+        var response: Response
+        do {
+            response = try await chain(request, context)
+        } catch let error as any HTTPResponseError {
+            response = .error(error)
+        } catch {
+            context.logger.error("unhandled error", ["error": String(describing: error)])
+            response = .error(APIError(status: 500, code: "internal", message: "internal error; request id \(requestID)"))
+        }
+        response.headers.set("X-Request-Id", requestID)
+        if request.method == .HEAD {
+            if !response.body.isEmpty || !response.headers.contains("Content-Length") {
+                response.headers.set("Content-Length", String(response.body.count))
+            }
+            response.body = []
+        }
+        instruments.record(request: request, context: context, response: response, started: started)
+        return Router.Outcome(response: response, context: context)
+    }
+
+    struct Match {
+        var route: Router.Route?
+        var parameters: [String: String] = [:]
+        /// Methods the path accepts, when it matched a path but not the method.
+        var allowed: [String] = []
+    }
+
+    func match(method: HTTPMethod, path: String) -> Match {
+        if let node = staticNodes[path], let route = node.routes[method] ?? (method == .HEAD ? node.routes[.GET] : nil) {
+            return Match(route: route)
+        }
+        return RouteTable.match(root: root, method: method, path: path)
+    }
+
+    static func match(root: FrozenNode, method: HTTPMethod, path: String) -> Match {
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+        var parameters: [(String, String)] = []
+        guard let routes = find(root, parts[...], &parameters) else { return Match() }
+        let route = routes[method] ?? (method == .HEAD ? routes[.GET] : nil)
+        if let route {
+            var dict: [String: String] = [:]
+            for (k, v) in parameters { dict[k] = v }
+            return Match(route: route, parameters: dict)
+        }
+        var allowed = Set(routes.keys.map(\.rawValue))
+        if allowed.contains("GET") { allowed.insert("HEAD") }
+        return Match(allowed: allowed.sorted())
+    }
+
+    /// Depth-first: static segments first, then a parameter, then a catch-all.
+    private static func find(_ node: FrozenNode, _ parts: ArraySlice<Substring.UTF8View.SubSequence>, _ parameters: inout [(String, String)]) -> [HTTPMethod: Router.Route]? {
+        guard let first = parts.first else {
+            if !node.routes.isEmpty { return node.routes }
+            if let catchAll = node.catchAll {
+                parameters.append((catchAll.name, ""))
+                return catchAll.routes
+            }
+            return nil
+        }
+        let rest = parts.dropFirst()
+        if let next = node.statics[String(Substring(first))], let found = find(next, rest, &parameters) { return found }
+        if let param = node.param {
+            parameters.append((param.name, String(Substring(first))))
+            if let found = find(param.node, rest, &parameters) { return found }
+            parameters.removeLast()
+        }
+        if let catchAll = node.catchAll {
+            parameters.append((catchAll.name, parts.map { String(Substring($0)) }.joined(separator: "/")))
+            return catchAll.routes
+        }
+        return nil
+    }
+}
+
+/// A node of the frozen routing tree; every field is fixed when the table is built.
+final class FrozenNode: Sendable {
+    let statics: [String: FrozenNode]
+    let param: (name: String, node: FrozenNode)?
+    let catchAll: (name: String, routes: [HTTPMethod: Router.Route])?
+    let routes: [HTTPMethod: Router.Route]
+
+    init(statics: [String: FrozenNode], param: (name: String, node: FrozenNode)?,
+         catchAll: (name: String, routes: [HTTPMethod: Router.Route])?, routes: [HTTPMethod: Router.Route]) {
+        self.statics = statics
+        self.param = param
+        self.catchAll = catchAll
+        self.routes = routes
+    }
+}
+
+/// A node while the table is being built, inside `RouteTable.init` only.
+private final class BuildNode {
+    var statics: [String: BuildNode] = [:]
+    var param: (name: String, node: BuildNode)?
+    var catchAll: (name: String, routes: [HTTPMethod: Router.Route])?
+    var routes: [HTTPMethod: Router.Route] = [:]
+
+    /// The immutable copy; `done` maps build nodes already frozen, so shared nodes stay shared.
+    func frozen(_ done: inout [ObjectIdentifier: FrozenNode]) -> FrozenNode {
+        if let node = done[ObjectIdentifier(self)] { return node }
+        var statics: [String: FrozenNode] = [:]
+        for (segment, child) in self.statics { statics[segment] = child.frozen(&done) }
+        let param = self.param.map { (name: $0.name, node: $0.node.frozen(&done)) }
+        let node = FrozenNode(statics: statics, param: param, catchAll: catchAll, routes: routes)
+        done[ObjectIdentifier(self)] = node
+        return node
+    }
+}

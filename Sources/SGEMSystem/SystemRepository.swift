@@ -1,0 +1,103 @@
+import SGEMCore
+import SGEMStore
+import SGEMSupport
+
+/// All of the system module's SQL: the instance row and the runtime settings table.
+struct SystemRepository: Sendable {
+    let store: Store
+
+    static func registerMigrations(_ migrations: inout MigrationList) {
+        migrations.add("system.002_runtime_settings", sql: """
+            CREATE TABLE system_runtime_settings (
+                key TEXT PRIMARY KEY,
+                value TEXT NOT NULL,
+                updated_at INTEGER NOT NULL
+            );
+            """)
+        // One timestamp form across tables: INTEGER milliseconds since the epoch.
+        migrations.add("system.003_instance_created_ms", sql: """
+            ALTER TABLE system_instance ADD COLUMN created_ms INTEGER;
+            UPDATE system_instance SET created_ms = CAST(strftime('%s', created_at) AS INTEGER) * 1000;
+            ALTER TABLE system_instance DROP COLUMN created_at;
+            ALTER TABLE system_instance RENAME COLUMN created_ms TO created_at;
+            """)
+    }
+
+    /// The instance id and creation time; nil before the first migration.
+    func instance() async throws -> (id: String, createdAt: Timestamp?)? {
+        try await store.read { db in
+            guard let row = try db.queryOne("SELECT instance_id, created_at FROM system_instance WHERE id = 1"),
+                  let id = row.string("instance_id") else { return nil }
+            return (id, row.timestamp("created_at"))
+        }
+    }
+
+    func runtimeValues() async throws -> [String: String] {
+        try await store.read { db in
+            var values: [String: String] = [:]
+            for row in try db.query("SELECT key, value FROM system_runtime_settings") {
+                if let key = row.string("key"), let value = row.string("value") { values[key] = value }
+            }
+            return values
+        }
+    }
+
+    func runtimeValue(_ key: String) async throws -> String? {
+        try await store.read { db in try db.queryOne("SELECT value FROM system_runtime_settings WHERE key = ?", key)?.string("value") }
+    }
+
+    static func setRuntimeValue(_ key: String, _ value: String?, in db: Database) throws {
+        if let value {
+            try db.execute("""
+                INSERT INTO system_runtime_settings (key, value, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                """, key, value, Timestamp.now().milliseconds)
+        } else {
+            try db.execute("DELETE FROM system_runtime_settings WHERE key = ?", key)
+        }
+    }
+}
+
+/// `RuntimeSettings` over `system_runtime_settings`: read from the store each time (admins and
+/// the CLI may change a value while the server runs), checked against the modules' declarations.
+struct StoredRuntimeSettings: RuntimeSettings {
+    let repository: SystemRepository
+    let declared: [RuntimeSetting]
+
+    private func declaration(_ key: String) throws -> RuntimeSetting {
+        guard let setting = declared.first(where: { $0.key == key }) else { throw RuntimeSettingError.unknown(key) }
+        return setting
+    }
+
+    func value(_ key: String) async throws -> String? {
+        let setting = try declaration(key)
+        return try await repository.runtimeValue(key) ?? setting.defaultValue
+    }
+
+    /// Throws unless `key` is declared and its check accepts `value`.
+    private func validate(_ key: String, _ value: String?) throws {
+        let setting = try declaration(key)
+        if let value, let check = setting.check, let problem = check(value) {
+            throw RuntimeSettingError.invalid(key, problem)
+        }
+    }
+
+    func set(_ key: String, to value: String?, in db: Database) throws {
+        try validate(key, value)
+        try SystemRepository.setRuntimeValue(key, value, in: db)
+    }
+
+    func set(_ key: String, to value: String?) async throws {
+        // Checked before queueing, so a refused value never reaches the writer.
+        try validate(key, value)
+        try await repository.store.write { db in try SystemRepository.setRuntimeValue(key, value, in: db) }
+    }
+
+    func views() async throws -> [RuntimeSettingView] {
+        let stored = try await repository.runtimeValues()
+        return declared.map { s in
+            let value = stored[s.key]
+            return RuntimeSettingView(key: s.key, secret: s.secret, value: s.secret ? nil : (value ?? s.defaultValue), isSet: value != nil)
+        }
+    }
+}
