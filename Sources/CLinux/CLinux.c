@@ -2,7 +2,6 @@
 #include "CLinux.h"
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
@@ -20,6 +19,7 @@ const uint32_t SGEM_EPOLLERR = EPOLLERR;
 const uint32_t SGEM_EPOLLHUP = EPOLLHUP;
 const uint32_t SGEM_EPOLLRDHUP = EPOLLRDHUP;
 const uint32_t SGEM_EPOLLET = EPOLLET;
+const uint32_t SGEM_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
 
 int sgem_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -31,7 +31,6 @@ static int ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
     return epoll_ctl(epfd, op, fd, &ev);
 }
 int sgem_epoll_add(int epfd, int fd, uint32_t events, uint64_t data) { return ctl(epfd, EPOLL_CTL_ADD, fd, events, data); }
-int sgem_epoll_mod(int epfd, int fd, uint32_t events, uint64_t data) { return ctl(epfd, EPOLL_CTL_MOD, fd, events, data); }
 int sgem_epoll_del(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
 
 int sgem_epoll_wait(int epfd, sgem_epoll_event *out, int max, int timeout_ms) {
@@ -72,15 +71,6 @@ int sgem_set_nodelay(int fd) {
 
 ssize_t sgem_send(int fd, const void *buf, size_t len) { return send(fd, buf, len, MSG_NOSIGNAL); }
 
-ssize_t sgem_send2(int fd, const void *a, size_t alen, const void *b, size_t blen) {
-    struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
-    struct msghdr msg;
-    memset(&msg, 0, sizeof msg);
-    msg.msg_iov = iov;
-    msg.msg_iovlen = blen ? 2 : 1;
-    return sendmsg(fd, &msg, MSG_NOSIGNAL);
-}
-
 long long sgem_resident_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     if (!f) return 0;
@@ -105,13 +95,6 @@ uint64_t sgem_monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void sgem_wall_clock(int64_t *seconds, int32_t *nanos) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    *seconds = ts.tv_sec;
-    *nanos = (int32_t)ts.tv_nsec;
 }
 
 void sgem_set_thread_name(const char *name) {

@@ -20,6 +20,8 @@ final class Connection: @unchecked Sendable {
     let fd: Int32
     let generation: UInt32
     let remoteAddress: String
+    /// Whether the peer is a configured trusted proxy (its forwarding headers are believed).
+    let peerIsTrustedProxy: Bool
     var tls: TLSStream?
     var state = State.idle
 
@@ -39,8 +41,14 @@ final class Connection: @unchecked Sendable {
     var deadline: UInt64
     var lastWriteProgress: UInt64 = 0
     var peerClosed = false
+    /// Reading stopped at a cap (pipelined input while handling, or unsent output); the bytes
+    /// already in the kernel are read once the cap clears, without waiting for a new edge.
     var readPaused = false
+    /// Already on the loop's list to be read again next turn.
+    var readScheduled = false
     let isSecure: Bool
+    /// The running handler, cancelled if it overruns its deadline.
+    var handlerTask: Task<Void, Never>?
 
     /// Set while upgraded: where bytes read go, what runs on every tick, what runs on close.
     var upgradedReceiver: ((UnsafeRawBufferPointer) -> Void)?
@@ -48,14 +56,21 @@ final class Connection: @unchecked Sendable {
     var onClose: (() -> Void)?
     /// Called after queued output was flushed while upgraded.
     var onDrain: (() -> Void)?
+    /// Called instead of closing when the server shuts down while upgraded (a WebSocket says 1001).
+    var onShutdown: (() -> Void)?
 
-    init(loop: EventLoop, fd: Int32, generation: UInt32, remoteAddress: String) {
+    /// Bytes read per wake-up before the connection yields to the others on its loop.
+    static let readBudget = 4 * EventLoop.readChunk
+
+    /// A connection over `fd`; on an HTTPS server `tls` is its (already created) TLS state.
+    init(loop: EventLoop, fd: Int32, generation: UInt32, remoteAddress: String, peerIsTrustedProxy: Bool, tls: TLSStream?) {
         self.loop = loop
         self.fd = fd
         self.generation = generation
         self.remoteAddress = remoteAddress
-        if let context = loop.core.tls { tls = TLSStream(context: context, fd: fd) }
-        isSecure = loop.core.tls != nil
+        self.peerIsTrustedProxy = peerIsTrustedProxy
+        self.tls = tls
+        isSecure = tls != nil
         // A fresh connection must deliver its first request head within the header timeout.
         deadline = loop.now + loop.core.headerTimeout
     }
@@ -82,18 +97,39 @@ final class Connection: @unchecked Sendable {
             onDrain?()
         }
         let hangup = events & (SGEM_EPOLLRDHUP | SGEM_EPOLLHUP | SGEM_EPOLLERR) != 0
-        if isSecure || hangup || events & SGEM_EPOLLIN != 0 {
+        if isSecure || hangup || readPaused || events & SGEM_EPOLLIN != 0 {
             readAvailable(drainFully: hangup || isSecure)
         }
         if state != .closed { process() }
     }
 
-    /// Reads until the socket would block (edge-triggered), unless a request is being handled
-    /// and enough is already buffered.
+    /// The loop's second turn for a connection that stopped at its read budget.
+    func resumeReading() {
+        readScheduled = false
+        handle(SGEM_EPOLLIN)
+    }
+
+    /// Reads until the socket would block (edge-triggered), unless a cap says stop: enough
+    /// pipelined input while a request is handled, too much unsent output, or this wake-up's
+    /// read budget (then the loop comes back next turn, as no new edge would).
     private func readAvailable(drainFully: Bool) {
+        readPaused = false
+        var budget = Connection.readBudget
         while state != .closed && !peerClosed {
             if state == .handling && inbuf.count - inStart >= core.maxPipelineBuffer {
                 readPaused = true
+                return
+            }
+            if outStart != outbuf.count && state != .upgraded && outbuf.count - outStart >= core.maxOutboundBytes {
+                readPaused = true
+                return
+            }
+            if budget <= 0 {
+                if !readScheduled {
+                    readScheduled = true
+                    core.readBudgetYields.value.add(1, ordering: .relaxed)
+                    loop.readAgain.append(self)
+                }
                 return
             }
             let n: Int
@@ -119,6 +155,7 @@ final class Connection: @unchecked Sendable {
                 peerClosed = true
                 return
             }
+            budget -= n
             switch state {
             case .upgraded:
                 upgradedReceiver?(UnsafeRawBufferPointer(start: loop.scratch, count: n))
@@ -152,6 +189,11 @@ final class Connection: @unchecked Sendable {
                 if inbuf.count == inStart {
                     // Half-closed and nothing left to answer: finish sending, then close.
                     if peerClosed { closeAfterFlush() }
+                    return
+                }
+                // Back-pressure: no new request while the peer has not taken what it was sent.
+                if outbuf.count - outStart >= core.maxOutboundBytes {
+                    readPaused = true
                     return
                 }
                 if state == .idle {
@@ -190,8 +232,16 @@ final class Connection: @unchecked Sendable {
 
     private func begin(_ head: RequestHead) {
         self.head = head
+        var clientAddress = remoteAddress
+        var secure = isSecure
+        if peerIsTrustedProxy {
+            if let forwarded = Connection.forwardedClient(head.headers) { clientAddress = forwarded }
+            if let proto = head.headers.values("X-Forwarded-Proto").last?.split(separator: ",").last {
+                secure = HTTPHeaders.equalsIgnoringCase(proto.trimmingASCIISpaces(), "https")
+            }
+        }
         let request = Request(method: head.method, target: head.target, headers: head.headers,
-                              remoteAddress: remoteAddress, isSecure: isSecure)
+                              remoteAddress: remoteAddress, clientAddress: clientAddress, isSecure: secure)
         pending = request
         let hasBody = head.chunked || (head.contentLength ?? 0) > 0
         guard hasBody else {
@@ -250,14 +300,35 @@ final class Connection: @unchecked Sendable {
         request.body = body
         body = []
         state = .handling
-        deadline = 0
+        // While handling, `deadline` is the handler's: `tick` answers 503 when it passes.
+        deadline = loop.now + core.handlerTimeout
         loop.inFlight += 1
         let router = core.router
         let instruments = core.instruments
-        Task(executorPreference: loop) {
+        handlerTask = Task(executorPreference: loop) {
             let outcome = await router.dispatch(request, instruments: instruments)
             self.complete(outcome)
         }
+    }
+
+    /// The right-most `X-Forwarded-For` entry (the one the trusted proxy itself added), if it
+    /// is an IP address.
+    static func forwardedClient(_ headers: HTTPHeaders) -> String? {
+        guard let last = headers.values("X-Forwarded-For").last?.split(separator: ",").last else { return nil }
+        let entry = last.trimmingASCIISpaces()
+        return ServerCore.isIPAddress(entry) ? ServerCore.normalise(entry) : nil
+    }
+
+    /// The handler overran `handlerTimeout`: answer 503 and close, cancel it, and let `finish`
+    /// discard whatever it returns later (the state is no longer `.handling`).
+    private func handlerTimedOut() {
+        handlerTask?.cancel()
+        handlerTask = nil
+        core.handlerTimeouts.increment()
+        if let head {
+            core.logger.warning("request handler timed out", ["method": head.method.rawValue, "remote": remoteAddress])
+        }
+        fail(APIError(status: 503, code: "timeout", message: "the request took too long to handle; retry later"))
     }
 
     /// Called by the handler task when the response is ready; hops to the loop thread if needed.
@@ -274,6 +345,7 @@ final class Connection: @unchecked Sendable {
         loop.inFlight -= 1
         guard state == .handling, let head else { return }
         self.head = nil
+        handlerTask = nil
         let response = outcome.response
         if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
             write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true))
@@ -302,10 +374,7 @@ final class Connection: @unchecked Sendable {
         }
         state = .idle
         deadline = loop.now + core.idleTimeout
-        if readPaused {
-            readPaused = false
-            readAvailable(drainFully: isSecure)
-        }
+        if readPaused { readAvailable(drainFully: isSecure) }
         process()
     }
 
@@ -333,10 +402,14 @@ final class Connection: @unchecked Sendable {
             outbuf.removeAll(keepingCapacity: true)
             outbuf.append(contentsOf: bytes[n...])
             outStart = 0
+            // The stall clock starts when bytes begin to wait; only bytes the socket takes
+            // (in `flush`) move it on, so queueing more never looks like progress.
+            lastWriteProgress = loop.now
+            core.queuedOutbound.value.add(bytes.count - n, ordering: .relaxed)
         } else {
             outbuf.append(contentsOf: bytes)
+            core.queuedOutbound.value.add(bytes.count, ordering: .relaxed)
         }
-        lastWriteProgress = loop.now
     }
 
     /// Bytes accepted by the socket, or -1 when the connection failed.
@@ -368,11 +441,15 @@ final class Connection: @unchecked Sendable {
             close()
             return
         }
-        if n > 0 { lastWriteProgress = loop.now }
+        if n > 0 {
+            lastWriteProgress = loop.now
+            core.queuedOutbound.value.subtract(n, ordering: .relaxed)
+        }
         outStart += n
         if outStart == outbuf.count {
             outbuf.removeAll(keepingCapacity: outbuf.capacity <= 64 * 1024)
             outStart = 0
+            if state == .idle { deadline = loop.now + core.idleTimeout }
             if state == .closing { finishClosing() }
         }
     }
@@ -381,8 +458,9 @@ final class Connection: @unchecked Sendable {
     func closeAfterFlush() {
         guard state != .closed else { return }
         state = .closing
-        // A peer that does not take the last bytes within this bound is not waited for.
-        deadline = loop.now + min(core.idleTimeout, 10_000_000_000)
+        // No deadline for the whole transfer: a slow but steady reader gets everything; `tick`
+        // cuts off one that takes nothing for the idle timeout.
+        deadline = 0
         if outboundBytes == 0 { finishClosing() }
     }
 
@@ -395,7 +473,7 @@ final class Connection: @unchecked Sendable {
         }
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
         state = .lingering
-        deadline = loop.now + 2_000_000_000
+        deadline = loop.now + core.lingerTimeout
         readAvailable(drainFully: true)
         if peerClosed { close() }
     }
@@ -403,6 +481,8 @@ final class Connection: @unchecked Sendable {
     func close() {
         guard state != .closed else { return }
         state = .closed
+        let unsent = outbuf.count - outStart
+        if unsent > 0 { core.queuedOutbound.value.subtract(unsent, ordering: .relaxed) }
         tls?.shutdown()
         tls = nil
         Glibc.close(fd)
@@ -412,6 +492,8 @@ final class Connection: @unchecked Sendable {
         onTick = nil
         onClose = nil
         onDrain = nil
+        onShutdown = nil
+        handlerTask = nil
         inbuf = []
         outbuf = []
         pending = nil
@@ -422,8 +504,16 @@ final class Connection: @unchecked Sendable {
 
     func tick(_ now: UInt64) {
         if deadline != 0 && now >= deadline {
-            close()
-            return
+            if state == .handling {
+                handlerTimedOut()
+                return
+            }
+            // A keep-alive connection still sending its last answer is not idle: the progress
+            // check below decides, and the idle clock restarts when the last byte is taken.
+            if !(state == .idle && outboundBytes > 0) {
+                close()
+                return
+            }
         }
         // A peer that stops reading our output is cut off after the idle timeout.
         if outboundBytes > 0 && now &- lastWriteProgress > core.idleTimeout {
@@ -435,7 +525,9 @@ final class Connection: @unchecked Sendable {
 
     func shutdownRequested() {
         switch state {
-        case .idle, .upgraded: close()
+        case .idle: close()
+        case .upgraded:
+            if let onShutdown { onShutdown() } else { close() }
         default: break
         }
     }

@@ -7,6 +7,11 @@ import SGEMSupport
 
 /// What every loop of one server shares: configuration, router, TLS, counters.
 final class ServerCore: Sendable {
+    /// A process-wide count that a gauge samples at render time.
+    final class Tally: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
     let configuration: HTTPServerConfiguration
     /// The frozen routes: dispatch reads them without a lock.
     let router: RouteTable
@@ -16,11 +21,26 @@ final class ServerCore: Sendable {
     let open = Atomic<Int>(0)
     let openGauge: Gauge
     let rejected: Counter
+    let rejectedPerAddress: Counter
+    let handlerTimeouts: Counter
+    let tlsSetupFailures: Counter
+    /// Response bytes queued in user space across every connection (what the socket has not taken).
+    let queuedOutbound = Tally()
+    /// Times a connection used up its read budget and was put back for a later turn.
+    let readBudgetYields = Tally()
     let headerTimeout: UInt64
     let bodyTimeout: UInt64
     let idleTimeout: UInt64
+    let handlerTimeout: UInt64
+    let lingerTimeout: UInt64
     /// Bytes a connection may buffer from a pipelining client while a request is being handled.
     let maxPipelineBuffer: Int
+    let maxOutboundBytes: Int
+    /// Normalised trusted proxy addresses.
+    let trustedProxies: Set<String>
+    /// Open connections per peer address (trusted proxies are not counted); entries go at zero,
+    /// so the map is bounded by `maxConnections`.
+    private let perAddress = Mutex<[String: Int]>([:])
 
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: MetricsRegistry, tls: TLSContext?) {
         self.configuration = configuration
@@ -30,37 +50,103 @@ final class ServerCore: Sendable {
         self.tls = tls
         openGauge = metrics.gauge("sgem_http_open_connections", help: "Open HTTP connections.")
         rejected = metrics.counter("sgem_http_connections_rejected_total", help: "Connections refused because the server was full.")
+        rejectedPerAddress = metrics.counter("sgem_http_connections_rejected_per_address_total",
+                                             help: "Connections refused because their address held its connection limit.")
+        handlerTimeouts = metrics.counter("sgem_http_handler_timeouts_total", help: "Requests answered 503 because the handler ran past its deadline.")
+        tlsSetupFailures = metrics.counter("sgem_http_tls_setup_failures_total", help: "Connections closed because their TLS state could not be created.")
+        let queued = queuedOutbound
+        metrics.gauge("sgem_http_outbound_queued_bytes", help: "Response bytes waiting for slow readers to take them.")
+            .sample { Double(queued.value.load(ordering: .relaxed)) }
         headerTimeout = configuration.headerTimeout.nanoseconds
         bodyTimeout = configuration.bodyTimeout.nanoseconds
         idleTimeout = configuration.idleTimeout.nanoseconds
+        handlerTimeout = configuration.handlerTimeout.nanoseconds
+        lingerTimeout = configuration.lingerTimeout.nanoseconds
         maxPipelineBuffer = configuration.maxHeaderBytes + 64 * 1024
+        maxOutboundBytes = max(1, configuration.maxOutboundBytes)
+        trustedProxies = Set(configuration.trustedProxies.map(ServerCore.normalise))
     }
 
-    /// Claims a connection slot; false when the server is full.
-    func reserveConnection() -> Bool {
+    /// An IP address in its canonical text form (so `::1` and `0:0::1` match); other text as is.
+    static func normalise(_ address: String) -> String {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        if inet_pton(AF_INET, address, &v4) == 1, inet_ntop(AF_INET, &v4, &buffer, socklen_t(buffer.count)) != nil {
+            return text(of: buffer)
+        }
+        if inet_pton(AF_INET6, address, &v6) == 1, inet_ntop(AF_INET6, &v6, &buffer, socklen_t(buffer.count)) != nil {
+            return text(of: buffer)
+        }
+        return address
+    }
+
+    /// Whether `text` is an IPv4 or IPv6 address.
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// The NUL-terminated text `inet_ntop` wrote.
+    static func text(of buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func isTrustedProxy(_ address: String) -> Bool {
+        !trustedProxies.isEmpty && trustedProxies.contains(address)
+    }
+
+    /// Why a connection could not be admitted.
+    enum Refusal { case full, addressFull }
+
+    /// Claims a connection slot (and one of its address's, unless `exempt`); nil when admitted.
+    func reserveConnection(address: String, exempt: Bool) -> Refusal? {
         let limit = configuration.maxConnections
         var current = open.load(ordering: .relaxed)
-        while current < limit {
+        while true {
+            guard current < limit else { return .full }
             let (exchanged, original) = open.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged {
-                openGauge.add(1)
-                return true
-            }
+            if exchanged { break }
             current = original
         }
-        return false
+        // 0 (or less) turns the per-address limit off.
+        if !exempt && configuration.maxConnectionsPerAddress > 0 {
+            let perLimit = configuration.maxConnectionsPerAddress
+            let admitted = perAddress.withLock { counts -> Bool in
+                let held = counts[address, default: 0]
+                guard held < perLimit else { return false }
+                counts[address] = held + 1
+                return true
+            }
+            guard admitted else {
+                open.subtract(1, ordering: .relaxed)
+                return .addressFull
+            }
+        }
+        openGauge.add(1)
+        return nil
     }
 
-    func releaseConnection() {
+    func releaseConnection(address: String, exempt: Bool) {
+        if !exempt && configuration.maxConnectionsPerAddress > 0 {
+            perAddress.withLock { counts in
+                let held = counts[address, default: 0]
+                if held <= 1 { counts[address] = nil } else { counts[address] = held - 1 }
+            }
+        }
         open.subtract(1, ordering: .relaxed)
         openGauge.add(-1)
     }
 
-    /// Sent to connections past `maxConnections` on a plain-HTTP server.
-    static let unavailableResponse: [UInt8] = {
-        let body = #"{"error":{"code":"unavailable","message":"the server is at its connection limit; retry later"}}"#
+    /// Sent to connections refused at accept on a plain-HTTP server.
+    static let unavailableResponse = refusal("the server is at its connection limit; retry later")
+    static let addressLimitResponse = refusal("too many connections from your address; retry later")
+
+    private static func refusal(_ message: String) -> [UInt8] {
+        let body = #"{"error":{"code":"unavailable","message":""# + message + #""}}"#
         return Array("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n\(body)".utf8)
-    }()
+    }
 }
 
 /// One event-loop thread: an epoll set over its connections and the shared listener, a timer
@@ -106,23 +192,35 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     var acceptPausedUntil: UInt64 = 0
     var shutdownDeadline: UInt64 = 0
     var drained: CheckedContinuation<Void, Never>?
+    /// Connections to read again on the next turn: they stopped at their read budget with
+    /// bytes possibly still in the kernel, and edge-triggered epoll will not report them again.
+    var readAgain: [Connection] = []
 
     init(core: ServerCore) throws {
         self.core = core
         epfd = sgem_epoll_create()
-        guard epfd >= 0 else { throw HTTPServerError(code: .socket, message: "epoll_create1 failed: \(String(cString: strerror(errno)))") }
+        guard epfd >= 0 else { throw EventLoop.failure("epoll_create1", errno) }
         wakeFD = sgem_eventfd()
         guard wakeFD >= 0 else {
+            let code = errno
             Glibc.close(epfd)
-            throw HTTPServerError(code: .socket, message: "eventfd failed: \(String(cString: strerror(errno)))")
+            throw EventLoop.failure("eventfd", code)
+        }
+        guard sgem_epoll_add(epfd, wakeFD, SGEM_EPOLLIN, EventLoop.wakeToken) == 0 else {
+            let code = errno
+            Glibc.close(wakeFD)
+            Glibc.close(epfd)
+            throw EventLoop.failure("epoll_ctl(eventfd)", code)
         }
         scratch = UnsafeMutableRawPointer.allocate(byteCount: EventLoop.readChunk, alignment: 16)
-        guard sgem_epoll_add(epfd, wakeFD, SGEM_EPOLLIN, EventLoop.wakeToken) == 0 else {
-            throw HTTPServerError(code: .socket, message: "epoll_ctl(eventfd) failed: \(String(cString: strerror(errno)))")
-        }
     }
 
     deinit { scratch.deallocate() }
+
+    /// An error for a failed call, from the `errno` the caller saved right after it.
+    static func failure(_ call: String, _ code: Int32) -> HTTPServerError {
+        HTTPServerError(code: .socket, message: "\(call) failed: \(String(cString: strerror(code)))")
+    }
 
     var isOnLoopThread: Bool { threadID.load(ordering: .acquiring) == UInt(pthread_self()) }
 
@@ -174,24 +272,67 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     // MARK: Loop
 
+    /// Every loop polls the shared listener; EPOLLEXCLUSIVE wakes one of them per connection
+    /// instead of all (the thundering herd).
+    static let listenerEvents = SGEM_EPOLLIN | SGEM_EPOLLEXCLUSIVE
+
+    /// Adds the listener and starts the thread. On failure nothing is left behind: the loop's
+    /// descriptors are closed and no thread runs.
     func start(listenFD: Int32) throws {
         self.listenFD = listenFD
-        guard sgem_epoll_add(epfd, listenFD, SGEM_EPOLLIN, EventLoop.listenerToken) == 0 else {
-            throw HTTPServerError(code: .socket, message: "epoll_ctl(listener) failed: \(String(cString: strerror(errno)))")
+        guard sgem_epoll_add(epfd, listenFD, EventLoop.listenerEvents, EventLoop.listenerToken) == 0 else {
+            let code = errno
+            discard()
+            throw EventLoop.failure("epoll_ctl(listener)", code)
         }
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { arg in
+        let rc = startFailure ?? pthread_create(&thread, nil, { arg in
             let loop = Unmanaged<EventLoop>.fromOpaque(arg!).takeRetainedValue()
             loop.run()
             return nil
         }, box)
         guard rc == 0 else {
             Unmanaged<EventLoop>.fromOpaque(box).release()
-            throw HTTPServerError(code: .socket, message: "pthread_create failed: \(rc)")
+            discard()
+            throw EventLoop.failure("pthread_create", rc)
         }
         pthread_detach(thread)
     }
+
+    /// Set by tests to make `start` fail as pthread_create would, with this error number.
+    var startFailure: Int32?
+    /// Set once this loop's descriptors are closed (it stopped, or never ran).
+    private let released = Atomic<Bool>(false)
+
+    /// Closes the descriptors of a loop whose thread never started.
+    func discard() {
+        work.withLock { $0.exited = true }
+        releaseDescriptors()
+    }
+
+    private func releaseDescriptors() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        Glibc.close(wakeFD)
+        Glibc.close(epfd)
+    }
+
+    /// Stops a running loop at once (a later loop failed to start): drops the listener, closes
+    /// its connections; the thread exits and closes the descriptors.
+    func abort() {
+        execute {
+            if self.listenFD >= 0 {
+                _ = sgem_epoll_del(self.epfd, self.listenFD)
+                self.listenFD = -1
+            }
+            self.shuttingDown = true
+            for case let connection? in self.connections { connection.close() }
+            self.stopping = true
+        }
+    }
+
+    /// Whether the loop's thread has finished (or never ran) and its descriptors are closed.
+    var hasExited: Bool { released.load(ordering: .acquiring) }
 
     private func run() {
         sgem_set_thread_name("sgem-http")
@@ -202,11 +343,16 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         while true {
             runPending()
             let hasWork = work.withLock { !$0.items.isEmpty }
-            let timeout: Int32 = hasWork ? 0 : Int32(max(1, min(250, (nextTick &- min(nextTick, sgem_monotonic_ns())) / 1_000_000 + 1)))
+            // Connections that used up their read budget last turn come back after this poll.
+            // (Swapped only when non-empty: copying a shared buffer would allocate every turn.)
+            var resumed: [Connection] = []
+            if !readAgain.isEmpty { swap(&resumed, &readAgain) }
+            let timeout: Int32 = hasWork || !resumed.isEmpty ? 0 : Int32(max(1, min(250, (nextTick &- min(nextTick, sgem_monotonic_ns())) / 1_000_000 + 1)))
             let n = events.withUnsafeMutableBufferPointer { sgem_epoll_wait(epfd, $0.baseAddress, 256, timeout) }
+            let waitError = n < 0 ? errno : 0
             now = sgem_monotonic_ns()
-            if n < 0 && errno != EINTR {
-                core.logger.critical("epoll_wait failed", ["errno": String(errno)])
+            if n < 0 && waitError != EINTR {
+                core.logger.critical("epoll_wait failed", ["errno": String(waitError), "error": String(cString: strerror(waitError))])
                 break
             }
             for i in 0..<max(0, Int(n)) {
@@ -222,6 +368,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                     }
                 }
             }
+            for connection in resumed where connection.state != .closed { connection.resumeReading() }
             runPending()
             now = sgem_monotonic_ns()
             if now >= nextTick {
@@ -234,8 +381,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         }
         work.withLock { $0.exited = true }
         runPending()
-        Glibc.close(wakeFD)
-        Glibc.close(epfd)
+        releaseDescriptors()
     }
 
     private func acceptAll() {
@@ -246,13 +392,13 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sgem_accept_nonblocking(listenFD, $0, &length) }
             }
             if fd < 0 {
-                switch errno {
+                let code = errno
+                switch code {
                 case EINTR, ECONNABORTED, EPROTO: continue
                 case EAGAIN, EWOULDBLOCK: return
                 default:
                     // EMFILE/ENFILE/ENOBUFS/ENOMEM: leave the backlog to the kernel and stop
                     // listening for a tick; the listener would otherwise wake us at once, forever.
-                    let code = errno
                     if acceptPausedUntil == 0 {
                         core.logger.warning("accept failed; pausing accepts", ["errno": String(code), "error": String(cString: strerror(code))])
                         _ = sgem_epoll_del(epfd, listenFD)
@@ -261,17 +407,40 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                     return
                 }
             }
-            guard !shuttingDown, core.reserveConnection() else {
-                core.rejected.increment()
-                if core.tls == nil {
-                    ServerCore.unavailableResponse.withUnsafeBytes { _ = sgem_send(fd, $0.baseAddress, $0.count) }
+            let address = EventLoop.address(of: storage)
+            let trusted = core.isTrustedProxy(address)
+            let refusal: ServerCore.Refusal? = shuttingDown ? .full : core.reserveConnection(address: address, exempt: trusted)
+            if let refusal {
+                let answer: [UInt8]
+                switch refusal {
+                case .full:
+                    core.rejected.increment()
+                    answer = ServerCore.unavailableResponse
+                case .addressFull:
+                    core.rejectedPerAddress.increment()
+                    answer = ServerCore.addressLimitResponse
                 }
+                // On HTTPS there is no TLS session yet to say it in; just close.
+                if core.tls == nil { answer.withUnsafeBytes { _ = sgem_send(fd, $0.baseAddress, $0.count) } }
                 Glibc.close(fd)
                 continue
             }
+            var stream: TLSStream?
+            if let tls = core.tls {
+                // Fail closed: without TLS state the connection must not be served at all.
+                guard let made = tls.makeStream(fd: fd) else {
+                    core.tlsSetupFailures.increment()
+                    core.logger.warning("cannot create TLS state; closing the connection", ["remote": address, "error": TLSContext.opensslErrors()])
+                    core.releaseConnection(address: address, exempt: trusted)
+                    Glibc.close(fd)
+                    continue
+                }
+                stream = made
+            }
             _ = sgem_set_nodelay(fd)
             generation &+= 1
-            let connection = Connection(loop: self, fd: fd, generation: generation, remoteAddress: EventLoop.address(of: storage))
+            let connection = Connection(loop: self, fd: fd, generation: generation, remoteAddress: address,
+                                        peerIsTrustedProxy: trusted, tls: stream)
             if Int(fd) >= connections.count {
                 connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 64 - connections.count))
             }
@@ -279,7 +448,8 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
             connectionCount += 1
             let events = SGEM_EPOLLIN | SGEM_EPOLLOUT | SGEM_EPOLLRDHUP | SGEM_EPOLLET
             if sgem_epoll_add(epfd, fd, events, UInt64(UInt32(fd)) | UInt64(generation) << 32) != 0 {
-                core.logger.warning("epoll_ctl(add) failed", ["errno": String(errno)])
+                let code = errno
+                core.logger.warning("epoll_ctl(add) failed", ["errno": String(code)])
                 connection.close()
             }
         }
@@ -290,7 +460,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         if fd < connections.count, connections[fd] === connection {
             connections[fd] = nil
             connectionCount -= 1
-            core.releaseConnection()
+            core.releaseConnection(address: connection.remoteAddress, exempt: connection.peerIsTrustedProxy)
         }
     }
 
@@ -302,7 +472,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     private func resumeAccepting() {
         acceptPausedUntil = 0
         guard listenFD >= 0, !shuttingDown else { return }
-        guard sgem_epoll_add(epfd, listenFD, SGEM_EPOLLIN, EventLoop.listenerToken) == 0 else {
+        guard sgem_epoll_add(epfd, listenFD, EventLoop.listenerEvents, EventLoop.listenerToken) == 0 else {
             acceptPausedUntil = now + EventLoop.tickInterval
             return
         }
@@ -328,7 +498,8 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     private func checkDrained() {
         guard let drained else { return }
-        if connectionCount > 0 && now < shutdownDeadline { return }
+        // Upgraded connections' handlers count too: they were told 1001 and are winding down.
+        if (connectionCount > 0 || inFlight > 0) && now < shutdownDeadline { return }
         for case let connection? in connections { connection.close() }
         self.drained = nil
         stopping = true
@@ -355,6 +526,6 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
             return false
         }
         guard ok else { return "unknown" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ServerCore.text(of: buffer)
     }
 }

@@ -16,8 +16,15 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
-    /// Interns the common methods so the parser does not allocate a String for them.
-    static func from(bytes: UnsafeRawBufferPointer) -> HTTPMethod {
+    /// The methods the server implements; any other token is answered 501 by the parser, so a
+    /// client-chosen name never reaches the router or becomes a metrics label.
+    public static let known: [HTTPMethod] = [.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS]
+
+    /// The longest known method name; a longer token is refused without being looked at further.
+    static let maxLength = 7
+
+    /// One of the known methods from its token (no String is allocated), or nil.
+    static func from(bytes: UnsafeRawBufferPointer) -> HTTPMethod? {
         switch bytes.count {
         case 3:
             if bytes[0] == 0x47, bytes[1] == 0x45, bytes[2] == 0x54 { return .GET }
@@ -33,6 +40,6 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
             if bytes.elementsEqual("OPTIONS".utf8) { return .OPTIONS }
         default: break
         }
-        return HTTPMethod(String(decoding: bytes, as: UTF8.self))
+        return nil
     }
 }

@@ -14,6 +14,10 @@ public final class HTTPServer: Sendable {
         var listenFD: Int32 = -1
         var port = 0
         var shutdownTask: Task<Void, Never>?
+        /// Tests: the index of the loop whose thread start is made to fail.
+        var injectedLoopStartFailure: Int?
+        /// The loops of the last failed start, so tests can see they stopped.
+        var abandonedLoops: [EventLoop] = []
     }
 
     let configuration: HTTPServerConfiguration
@@ -34,20 +38,35 @@ public final class HTTPServer: Sendable {
     public func start() throws -> Int {
         try state.withLock { state in
             guard state.core == nil else { throw HTTPServerError(code: .alreadyStarted, message: "the server is already running") }
+            // A trusted proxy that is not an address would silently never match; refuse it.
+            for proxy in configuration.trustedProxies where !ServerCore.isIPAddress(proxy) {
+                throw HTTPServerError(code: .invalidAddress, message: "trusted proxy \(proxy) is not an IP address")
+            }
             let tls = try configuration.tls.map { try TLSContext($0) }
             let core = ServerCore(configuration: configuration, router: router, logger: logger, metrics: metrics, tls: tls)
             let (fd, port) = try HTTPServer.listen(host: configuration.host, port: configuration.port)
             let count = configuration.eventLoops > 0 ? configuration.eventLoops : Int(sgem_available_cpus())
             var loops: [EventLoop] = []
+            var started = 0
             do {
                 for _ in 0..<count { loops.append(try EventLoop(core: core)) }
-                for loop in loops { try loop.start(listenFD: fd) }
+                for (index, loop) in loops.enumerated() {
+                    if index == state.injectedLoopStartFailure { loop.startFailure = EAGAIN }
+                    try loop.start(listenFD: fd)
+                    started += 1
+                }
             } catch {
+                // Release everything taken so far: running loops stop (their threads close
+                // their descriptors), the others close theirs here, then the listener goes.
+                for loop in loops[..<started] { loop.abort() }
+                for loop in loops[started...] { loop.discard() }
                 Glibc.close(fd)
+                state.abandonedLoops = loops
                 throw error
             }
             state.core = core
             state.loops = loops
+            state.abandonedLoops = []
             state.listenFD = fd
             state.port = port
             logger.info("http server listening", ["host": configuration.host, "port": String(port),
@@ -55,6 +74,15 @@ public final class HTTPServer: Sendable {
             return port
         }
     }
+
+    /// Tests: makes the next `start` fail when it starts loop `index`.
+    func injectLoopStartFailure(at index: Int?) { state.withLock { $0.injectedLoopStartFailure = index } }
+
+    /// Tests: the loops a failed `start` created and then released.
+    var abandonedLoops: [EventLoop] { state.withLock { $0.abandonedLoops } }
+
+    /// Tests: the server's shared state (counters, TLS context) while it runs.
+    var core: ServerCore? { state.withLock { $0.core } }
 
     /// The bound port (0 before `start`).
     public var port: Int { state.withLock { $0.port } }
@@ -111,7 +139,10 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(code: .invalidAddress, message: "host \(host) is not an IP address")
         }
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HTTPServerError(code: .socket, message: "socket failed: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            let code = errno
+            throw HTTPServerError(code: .socket, message: "socket failed: \(String(cString: strerror(code)))")
+        }
         func fail(_ what: String) -> HTTPServerError {
             let code = errno
             Glibc.close(fd)

@@ -27,6 +27,21 @@ public struct HTTPServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// Connections past this many are answered 503 and closed.
     public var maxConnections = 4096
+    /// Connections one client address may hold at once; more are answered 503 and closed.
+    /// High enough for an office behind one NAT address; trusted proxies are exempt; 0 turns it off.
+    public var maxConnectionsPerAddress = 256
+    /// Peers (IP addresses) whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed and
+    /// which the per-address limit does not apply to: every client arrives through them.
+    public var trustedProxies: [String] = []
+    /// Unsent response bytes a connection may have queued before the server stops reading and
+    /// parsing its further requests (resumed once the peer has taken enough).
+    public var maxOutboundBytes = 256 * 1024
+    /// How long a request handler may run before the client is answered 503 and the handler
+    /// is cancelled; its late result is discarded.
+    public var handlerTimeout: Duration = .seconds(30)
+    /// After the last byte of a closing response, how long unread request bytes are drained so
+    /// the close does not become a reset that destroys the response in flight.
+    public var lingerTimeout: Duration = .seconds(2)
     /// How long `shutdown()` lets in-flight requests run.
     public var shutdownGrace: Duration = .seconds(10)
     public var tls: TLSConfiguration? = nil

@@ -9,6 +9,7 @@ struct ParseError: Error, Equatable {
     static let uriTooLong = ParseError(status: 414, code: "uri_too_long", message: "the request target is too long")
     static let headersTooLarge = ParseError(status: 431, code: "headers_too_large", message: "the request header section is too large")
     static let versionNotSupported = ParseError(status: 505, code: "http_version_not_supported", message: "only HTTP/1.1 and HTTP/1.0 are supported")
+    static let notImplemented = ParseError(status: 501, code: "not_implemented", message: "the request method is not implemented by this server")
     static let expectationFailed = ParseError(status: 417, code: "expectation_failed", message: "only Expect: 100-continue is supported")
 }
 
@@ -50,7 +51,7 @@ enum RequestParser {
         let lineStop = lineEnd - 1
         while i < lineStop, isTChar(buf[i]) { i += 1 }
         guard i > start, i < lineStop, buf[i] == 0x20 else { return .failure(.bad("malformed request line")) }
-        let method = HTTPMethod.from(bytes: UnsafeRawBufferPointer(rebasing: buf[start..<i]))
+        let methodEnd = i
         i += 1
         let targetStart = i
         while i < lineStop, buf[i] > 0x20, buf[i] != 0x7F { i += 1 }
@@ -64,6 +65,12 @@ enum RequestParser {
         }
         guard buf[i + 5] == 0x31, buf[i + 7] == 0x31 || buf[i + 7] == 0x30 else { return .failure(.versionNotSupported) }
         let minor = Int(buf[i + 7] - 0x30)
+        // Only a well-formed request line gets as far as its method: an unknown one is 501 and
+        // never becomes a String, so client-chosen names cannot turn into state.
+        guard methodEnd - start <= HTTPMethod.maxLength,
+              let method = HTTPMethod.from(bytes: UnsafeRawBufferPointer(rebasing: buf[start..<methodEnd])) else {
+            return .failure(.notImplemented)
+        }
         let first = buf[targetStart]
         if first == UInt8(ascii: "*") {
             guard targetEnd - targetStart == 1, method == .OPTIONS else { return .failure(.bad("invalid request target")) }
@@ -149,6 +156,9 @@ enum RequestParser {
         if head.minorVersion == 1 && hostCount == 0 { return .bad("missing Host header") }
         if hostCount > 1 { return .bad("more than one Host header") }
         if transferEncodings > 0 {
+            // RFC 9112 §6.1: a 1.0 message with Transfer-Encoding has faulty framing (a 1.0 hop
+            // may have passed the chunks on undecoded); refuse it, and `fail` closes.
+            guard head.minorVersion == 1 else { return .bad("Transfer-Encoding in an HTTP/1.0 request") }
             guard transferEncodings == 1, chunked else { return .bad("unsupported Transfer-Encoding") }
             guard lengths.isEmpty else { return .bad("Content-Length together with Transfer-Encoding") }
             head.chunked = true

@@ -32,6 +32,8 @@ struct WebSocketUpgrade: ConnectionUpgrade {
         connection.onTick = { session.tick(now: $0) }
         connection.onDrain = { [unowned connection] in transport.buffered.store(connection.outboundBytes, ordering: .relaxed) }
         connection.onClose = { session.transportClosed() }
+        // Shutdown: a close handshake with 1001 (going away); the server waits for the handler.
+        connection.onShutdown = { session.socket.close(code: WebSocketFrame.CloseCode.goingAway, reason: "server shutting down") }
         loop.inFlight += 1
         let handler = self.handler
         let request = self.request

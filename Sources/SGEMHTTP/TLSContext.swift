@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// A server-side OpenSSL context: TLS 1.2+, no compression or renegotiation, forward-secret
 /// AEAD ciphers, the configured certificate chain and key.
@@ -6,13 +7,17 @@ import COpenSSL
 // (SSL_new is thread-safe on a configured context).
 final class TLSContext: @unchecked Sendable {
     let ctx: OpaquePointer
+    /// Tests set this to make the next stream creations fail as SSL_new would.
+    let injectedStreamFailures = Atomic<Int>(0)
 
     init(_ configuration: TLSConfiguration) throws {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSContext.failure("SSL_CTX_new failed") }
         self.ctx = ctx
         guard sgem_ssl_ctx_set_min_tls12(ctx) == 1 else { throw TLSContext.failure("cannot require TLS 1.2") }
-        _ = sgem_ssl_ctx_set_options(ctx, sgem_ssl_op_no_compression() | sgem_ssl_op_no_renegotiation() | sgem_ssl_op_cipher_server_preference())
-        _ = sgem_ssl_ctx_set_mode_partial_write(ctx)
+        // Both return the resulting option/mode bit mask and cannot fail; check the bits took.
+        let options = sgem_ssl_op_no_compression() | sgem_ssl_op_no_renegotiation() | sgem_ssl_op_cipher_server_preference()
+        guard sgem_ssl_ctx_set_options(ctx, options) & options == options else { throw TLSContext.failure("cannot set the TLS options") }
+        guard sgem_ssl_ctx_set_mode_partial_write(ctx) != 0 else { throw TLSContext.failure("cannot enable partial writes") }
         guard SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!MD5:!RC4:!3DES") == 1 else {
             throw TLSContext.failure("cannot set the cipher list")
         }
@@ -26,6 +31,18 @@ final class TLSContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(ctx) }
+
+    /// A connection's TLS state over `fd`, or nil when OpenSSL cannot make it (the caller must
+    /// then close the connection: it is never served without TLS).
+    func makeStream(fd: Int32) -> TLSStream? {
+        var pending = injectedStreamFailures.load(ordering: .relaxed)
+        while pending > 0 {
+            let (exchanged, original) = injectedStreamFailures.compareExchange(expected: pending, desired: pending - 1, ordering: .relaxed)
+            if exchanged { return nil }
+            pending = original
+        }
+        return TLSStream(context: self, fd: fd)
+    }
 
     static func failure(_ message: String) -> HTTPServerError {
         HTTPServerError(code: .tls, message: message + opensslErrors())
@@ -52,8 +69,11 @@ final class TLSStream {
 
     init?(context: TLSContext, fd: Int32) {
         guard let ssl = SSL_new(context.ctx) else { return nil }
+        guard SSL_set_fd(ssl, fd) == 1 else {
+            SSL_free(ssl)
+            return nil
+        }
         self.ssl = ssl
-        SSL_set_fd(ssl, fd)
         SSL_set_accept_state(ssl)
     }
 
@@ -82,7 +102,8 @@ final class TLSStream {
         return rc > 0 ? .done(Int(rc)) : classify(rc)
     }
 
-    /// Best-effort close_notify; the socket closes right after.
+    /// Best-effort close_notify; the socket closes right after, so a failed or unfinished
+    /// shutdown (its return value) changes nothing.
     func shutdown() {
         ERR_clear_error()
         if handshakeDone { _ = SSL_shutdown(ssl) }

@@ -38,12 +38,28 @@ final class RawClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeoutMilliseconds: Int = 5000) throws {
+    /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, e.g. 127.0.0.2)
+    /// when given; `receiveBuffer` shrinks the kernel's receive buffer (set before connecting).
+    init(port: Int, timeoutMilliseconds: Int = 5000, source: String? = nil, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket failed") }
         var tv = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            guard bound == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw TestFailure("bind to \(source) failed: errno \(code)")
+            }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -56,11 +72,23 @@ final class RawClient {
         }
     }
 
-    deinit { Glibc.close(fd) }
+    /// Set once the socket is closed; its number may then belong to someone else, so nothing
+    /// touches it any more.
+    private var closed = false
+
+    deinit { close() }
+
+    /// Closes the socket (a server lingering after its answer then closes at once too).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     func send(_ bytes: [UInt8]) throws {
+        guard !closed else { throw TestFailure("send on a closed client") }
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { sgem_send(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -73,11 +101,13 @@ final class RawClient {
     }
 
     /// Half-closes: the server sees end-of-stream but can still answer.
-    func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    func shutdownWrite() { if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) } }
 
-    /// Reads more bytes; false on EOF, reset or timeout.
-    private func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
+    /// Reads more bytes (at most `limit`); false on EOF, reset or timeout.
+    @discardableResult
+    func fill(limit: Int = 65536) -> Bool {
+        guard !closed else { return false }
+        var chunk = [UInt8](repeating: 0, count: limit)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
@@ -86,6 +116,10 @@ final class RawClient {
             return true
         }
     }
+
+    /// Bytes received and not yet consumed as a response.
+    var bufferedCount: Int { buffer.count }
+    var received: [UInt8] { buffer }
 
     /// One response (Content-Length framed, or bodiless, or until close); throws if the
     /// connection ends or times out first.
@@ -121,15 +155,18 @@ final class RawClient {
         return response
     }
 
-    /// Whether the server closes the connection (EOF or reset) before the receive timeout.
+    /// Whether the server closes the connection (EOF or reset) before the receive timeout;
+    /// then this side closes too. What arrived meanwhile stays readable in `received`.
     func waitForClose() -> Bool {
+        guard !closed else { return true }
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
-            if n == 0 { return true }
-            if errno == EINTR { continue }
-            return errno == ECONNRESET || errno == EPIPE
+            if n < 0 && errno == EINTR { continue }
+            let ended = n == 0 || errno == ECONNRESET || errno == EPIPE
+            if ended { close() }
+            return ended
         }
     }
 }
@@ -166,6 +203,8 @@ struct TestServer {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.eventLoops = 2
+        // Production lingers 2 s after a closing response; tests need not wait for it.
+        configuration.lingerTimeout = .milliseconds(50)
         configure(&configuration)
         let router = Router()
         let api = router.group("/")
@@ -180,8 +219,8 @@ struct TestServer {
         return TestServer(server: server, port: port, metrics: metrics)
     }
 
-    func client(timeoutMilliseconds: Int = 5000) throws -> RawClient {
-        try RawClient(port: port, timeoutMilliseconds: timeoutMilliseconds)
+    func client(timeoutMilliseconds: Int = 5000, source: String? = nil, receiveBuffer: Int? = nil) throws -> RawClient {
+        try RawClient(port: port, timeoutMilliseconds: timeoutMilliseconds, source: source, receiveBuffer: receiveBuffer)
     }
 }
 

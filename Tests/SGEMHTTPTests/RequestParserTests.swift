@@ -41,6 +41,7 @@ struct RequestParserTests {
         "GET noslash HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET * HTTP/1.1\r\nHost: x\r\n\r\n",
         "G(T / HTTP/1.1\r\nHost: x\r\n\r\n",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
     ])
     func rejects(_ text: String) {
         guard case let .failure(error) = parse(text) else {
@@ -48,6 +49,26 @@ struct RequestParserTests {
             return
         }
         #expect(error.status == 400)
+    }
+
+    @Test(arguments: ["BREW", "get", "PROPFIND", "GETS", String(repeating: "M", count: 200), "DELETE2"])
+    func unknownMethodsAre501(_ method: String) {
+        guard case let .failure(error) = parse("\(method) / HTTP/1.1\r\nHost: x\r\n\r\n") else {
+            Issue.record("accepted \(method)")
+            return
+        }
+        #expect(error.status == 501)
+        #expect(error.code == "not_implemented")
+    }
+
+    @Test func everyKnownMethodParses() {
+        for method in HTTPMethod.known {
+            guard case let .head(head, _) = parse("\(method) / HTTP/1.1\r\nHost: x\r\n\r\n") else {
+                Issue.record("refused \(method)")
+                continue
+            }
+            #expect(head.method == method)
+        }
     }
 
     @Test func identicalDuplicateContentLengthsAreAccepted() {

@@ -144,6 +144,9 @@ struct ServerWireTests {
         ("garbage request line", "\u{16}\u{3}\u{1} garbage\r\n\r\n"),
         ("missing Host", "GET /hello/a HTTP/1.1\r\n\r\n"),
         ("bad chunk size", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\nabc\r\n0\r\n\r\n"),
+        // RFC 9112 §6.1: 1.0 framing with Transfer-Encoding is faulty; refuse and close, even
+        // when the client asked to keep the connection.
+        ("HTTP/1.0 chunked", "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n4\r\nWiki\r\n0\r\n\r\n"),
     ]
 
     @Test("malformed requests get 400 and a closed connection", arguments: malformed)
@@ -154,7 +157,9 @@ struct ServerWireTests {
         let response = try client.receiveResponse()
         #expect(response.status == 400, "\(name)")
         #expect(response.errorCode == "bad_request", "\(name)")
+        #expect(response.header("Connection") == "close", "\(name)")
         #expect(client.waitForClose(), "\(name)")
+        #expect(client.bufferedCount == 0, "\(name): nothing follows the refusal")
         await t.server.shutdown()
     }
 

@@ -99,6 +99,24 @@ struct TLSTests {
         await t.server.shutdown()
     }
 
+    @Test func aConnectionWithoutTLSStateIsClosedNeverServedInPlaintext() async throws {
+        let fixture = try Fixture.make()
+        defer { fixture.remove() }
+        let t = try Self.startSecure(fixture)
+        let tls = try #require(t.server.core?.tls)
+        tls.injectedStreamFailures.store(1, ordering: .relaxed)
+        let client = try t.client()
+        try client.send("GET /hello/plain HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.waitForClose())
+        #expect(client.bufferedCount == 0, "not one byte, least of all a plaintext answer")
+        #expect(t.metrics.counter("sgem_http_tls_setup_failures_total", help: "").value() == 1)
+        #expect(await eventually { t.server.openConnections == 0 })
+        // The next connection gets its TLS state and is served.
+        let result = Self.pythonClient(port: t.port, certificate: fixture.certificate)
+        #expect(result.output.contains("hello tls"), "\(result.output)")
+        await t.server.shutdown()
+    }
+
     @Test func missingCertificateFailsToStart() throws {
         var configuration = HTTPServerConfiguration()
         configuration.host = "127.0.0.1"

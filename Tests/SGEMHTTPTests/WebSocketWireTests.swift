@@ -159,6 +159,7 @@ struct WSTestServer {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.eventLoops = 1
+        configuration.lingerTimeout = .milliseconds(50)
         configure(&configuration)
         let (events, report) = AsyncStream.makeStream(of: String.self)
         let router = Router()
@@ -166,6 +167,12 @@ struct WSTestServer {
         root.webSocket("/ws") { _, _, ws in
             for await message in ws.messages { ws.send(message) }
             report.yield("echo ended \(ws.closeCode.map(String.init) ?? "nil")")
+        }
+        root.webSocket("/linger") { _, _, ws in
+            for await _ in ws.messages {}
+            // Cleanup after the close that shutdown must wait for.
+            try? await Task.sleep(for: .milliseconds(300))
+            report.yield("linger finished \(ws.closeCode.map(String.init) ?? "nil")")
         }
         root.webSocket("/hello") { request, _, ws in
             ws.send(text: "hello \(request.query["name"] ?? "")")
@@ -289,6 +296,25 @@ struct WSRequireHeader: Middleware {
         #expect(try client.readFrame()?.closeCode == 1002)
         #expect(try client.readFrame() == nil)
         client.close()
+    }
+
+    @Test func shutdownSaysGoingAwayAndWaitsForTheHandler() async throws {
+        let harness = try WSTestServer.start()
+        let client = try WSWireClient(port: harness.port)
+        #expect(try client.upgrade(path: "/linger").status == 101)
+        #expect(await harness.eventually { harness.server.openConnections == 1 })
+        let started = ContinuousClock.now
+        let shutdown = Task { await harness.server.shutdown() }
+        let close = try client.readFrame()
+        #expect(close?.opcode == WSFrame.close)
+        #expect(close?.closeCode == 1001)
+        try client.send(WSFrame.clientClose(1001))
+        #expect(try client.readFrame() == nil)
+        client.close()
+        await shutdown.value
+        let took = ContinuousClock.now - started
+        #expect(took >= .milliseconds(300) && took < .seconds(5), "shutdown took \(took)")
+        #expect(await harness.nextEvent(within: 1) == "linger finished 1001")
     }
 
     @Test func returningHandlerClosesTheSocketWithNormalClosure() async throws {

@@ -18,10 +18,11 @@ extern const uint32_t SGEM_EPOLLERR;
 extern const uint32_t SGEM_EPOLLHUP;
 extern const uint32_t SGEM_EPOLLRDHUP;
 extern const uint32_t SGEM_EPOLLET;
+/* Wake one of the epoll sets waiting on a shared descriptor, not all (the listener). */
+extern const uint32_t SGEM_EPOLLEXCLUSIVE;
 
 int sgem_epoll_create(void);
 int sgem_epoll_add(int epfd, int fd, uint32_t events, uint64_t data);
-int sgem_epoll_mod(int epfd, int fd, uint32_t events, uint64_t data);
 int sgem_epoll_del(int epfd, int fd);
 /* Waits for events; fills `out` (up to `max`) and returns the count, or -1 with errno. */
 int sgem_epoll_wait(int epfd, sgem_epoll_event *out, int max, int timeout_ms);
@@ -40,8 +41,6 @@ int sgem_set_reuse(int fd, int reuse_port);
 int sgem_set_nodelay(int fd);
 /* send() with MSG_NOSIGNAL so a closed peer gives EPIPE instead of SIGPIPE. */
 ssize_t sgem_send(int fd, const void *buf, size_t len);
-/* writev() over at most two buffers with MSG_NOSIGNAL semantics via sendmsg. */
-ssize_t sgem_send2(int fd, const void *a, size_t alen, const void *b, size_t blen);
 /* Resident set size of this process in bytes, from /proc/self/statm (0 if unknown). */
 long long sgem_resident_bytes(void);
 /* Number of open file descriptors of this process (count of /proc/self/fd), or -1. */
@@ -50,6 +49,4 @@ int sgem_open_fd_count(void);
 void sgem_set_thread_name(const char *name);
 /* Monotonic clock in nanoseconds. */
 uint64_t sgem_monotonic_ns(void);
-/* Wall clock: seconds and nanoseconds since the epoch. */
-void sgem_wall_clock(int64_t *seconds, int32_t *nanos);
 #endif
