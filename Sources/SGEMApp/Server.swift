@@ -156,6 +156,9 @@ public final class RunningServer: Sendable {
         h.port = c.int("port")
         h.eventLoops = c.int("event-loops")
         h.maxConnections = c.int("max-connections")
+        h.maxConnectionsPerAddress = c.int("max-connections-per-address")
+        h.trustedProxies = (c.string("trusted-proxy") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.filter { !$0.isEmpty }
+        h.handlerTimeout = c.duration("handler-timeout")
         h.maxHeaderBytes = c.int("max-header-bytes")
         h.maxURIBytes = c.int("max-uri-bytes")
         h.headerTimeout = c.duration("header-timeout")

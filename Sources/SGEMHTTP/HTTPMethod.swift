@@ -13,12 +13,17 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
     public static let PATCH = HTTPMethod("PATCH")
     public static let DELETE = HTTPMethod("DELETE")
     public static let OPTIONS = HTTPMethod("OPTIONS")
+    /// Standard methods no route serves: they are recognised (405 with `Allow`, as RFC 9110
+    /// §15.5.6 asks for a known method the resource does not support), never implemented.
+    public static let TRACE = HTTPMethod("TRACE")
+    public static let CONNECT = HTTPMethod("CONNECT")
+    public static let QUERY = HTTPMethod("QUERY")
 
     public var description: String { rawValue }
 
-    /// The methods the server implements; any other token is answered 501 by the parser, so a
+    /// The methods the server recognises; any other token is answered 501 by the parser, so a
     /// client-chosen name never reaches the router or becomes a metrics label.
-    public static let known: [HTTPMethod] = [.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS]
+    public static let known: [HTTPMethod] = [.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS, .TRACE, .CONNECT, .QUERY]
 
     /// The longest known method name; a longer token is refused without being looked at further.
     static let maxLength = 7
@@ -34,10 +39,13 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
             if bytes[0] == 0x48, bytes[1] == 0x45, bytes[2] == 0x41, bytes[3] == 0x44 { return .HEAD }
         case 5:
             if bytes.elementsEqual("PATCH".utf8) { return .PATCH }
+            if bytes.elementsEqual("TRACE".utf8) { return .TRACE }
+            if bytes.elementsEqual("QUERY".utf8) { return .QUERY }
         case 6:
             if bytes.elementsEqual("DELETE".utf8) { return .DELETE }
         case 7:
             if bytes.elementsEqual("OPTIONS".utf8) { return .OPTIONS }
+            if bytes.elementsEqual("CONNECT".utf8) { return .CONNECT }
         default: break
         }
         return nil

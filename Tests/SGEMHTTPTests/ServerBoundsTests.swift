@@ -105,6 +105,17 @@ struct ServerBoundsTests {
         await t.server.shutdown()
     }
 
+    @Test(arguments: ["TRACE", "CONNECT", "QUERY"])
+    func standardMethodsNoRouteServesGet405WithAllow(_ method: String) async throws {
+        let t = try TestServer.start()
+        let client = try t.client()
+        try client.send("\(method) /hello/x HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try client.receiveResponse()
+        #expect(response.status == 405)
+        #expect(response.header("Allow")?.contains("GET") == true)
+        await t.server.shutdown()
+    }
+
     // MARK: 3. Connections per address
 
     @Test func oneAddressAtItsLimitDoesNotStarveAnother() async throws {
