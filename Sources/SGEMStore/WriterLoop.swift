@@ -46,7 +46,7 @@ struct WriterLoop {
         }
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
-        for (index, job) in batch.enumerated() {
+        for job in batch {
             do {
                 try connection.execute("SAVEPOINT sgem_job")
             } catch {
