@@ -6,10 +6,17 @@ import Glibc
 /// dedicated thread writes the buffer to a file descriptor in large writes. When the reader of
 /// that descriptor stalls (a full pipe nobody drains) and the buffer is full, new lines are
 /// dropped and counted (`sgem_log_lines_dropped_total`); once writing resumes, one line says
-/// how many were lost.
+/// how many were lost. The writer wakes once per `batchInterval` at most while lines trickle
+/// in (a wake-up per line would cost a context switch per request), sooner when a quarter of the
+/// buffer is filled or someone flushes.
 public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all mutable state is guarded by `mutex`; `fd` is written only by the writer thread
-    /// Standard error behind a 1 MiB buffer: the process default.
-    public static let standardError = BufferedLogSink(fd: 2)
+    /// Standard error behind a 1 MiB buffer: the process default. A normal `exit` flushes it
+    /// (for up to 2 s), so that a command's last lines are not lost.
+    public static let standardError: BufferedLogSink = {
+        let sink = BufferedLogSink(fd: 2)
+        atexit { _ = BufferedLogSink.standardError.flush(timeoutMilliseconds: 2000) }
+        return sink
+    }()
 
     /// The descriptor written to.
     public let fd: Int32
@@ -26,7 +33,14 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all muta
     private var droppedSinceNotice = 0
     /// Lines the writer holds and has not finished writing.
     private var writing = false
-    private var writerWaiting = false
+    /// The writer sleeps with nothing to write: the next line wakes it.
+    private var writerIdle = false
+    /// The writer waits for more lines to batch: only a large backlog or a flush wakes it.
+    private var writerGathering = false
+    /// Threads waiting in `flush`: the writer skips its gathering pause for them.
+    private var flushers = 0
+    /// The longest a line waits for company before it is written.
+    private let batchNanoseconds = 10_000_000
     /// False when the writer thread could not start: lines are then written by the caller.
     private var hasWriter = true
 
@@ -71,20 +85,21 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all muta
         }
         pending.append(contentsOf: bytes)
         pending.append(0x0A)
-        let wake = writerWaiting
+        let wake = writerIdle || (writerGathering && pending.count >= capacityBytes / 4)
         pthread_mutex_unlock(mutex)
         if wake { pthread_cond_signal(work) }
     }
 
     /// Waits until every line taken before the call is written, at most `timeoutMilliseconds`.
     public func flush(timeoutMilliseconds: Int) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        let total = Int(deadline.tv_nsec) + (timeoutMilliseconds % 1000) * 1_000_000
-        deadline.tv_sec += timeoutMilliseconds / 1000 + total / 1_000_000_000
-        deadline.tv_nsec = total % 1_000_000_000
+        var deadline = BufferedLogSink.realtime(after: max(0, timeoutMilliseconds) * 1_000_000)
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        flushers += 1
+        defer {
+            flushers -= 1
+            pthread_mutex_unlock(mutex)
+        }
+        pthread_cond_signal(work)
         while hasWriter && (writing || !pending.isEmpty) {
             if pthread_cond_timedwait(progress, mutex, &deadline) == ETIMEDOUT {
                 return !(writing || !pending.isEmpty)
@@ -98,9 +113,16 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all muta
         pthread_mutex_lock(mutex)
         while true {
             while pending.isEmpty && droppedSinceNotice == 0 {
-                writerWaiting = true
+                writerIdle = true
                 pthread_cond_wait(work, mutex)
-                writerWaiting = false
+                writerIdle = false
+            }
+            if pending.count < capacityBytes / 4 && flushers == 0 {
+                // Let more lines join this batch: one write and one wake-up for many lines.
+                var until = BufferedLogSink.realtime(after: batchNanoseconds)
+                writerGathering = true
+                _ = pthread_cond_timedwait(work, mutex, &until)
+                writerGathering = false
             }
             // Swap buffers: callers fill the other one while this batch is written.
             swap(&batch, &pending)
@@ -127,6 +149,16 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all muta
             writing = false
             pthread_cond_broadcast(progress)
         }
+    }
+
+    /// The CLOCK_REALTIME instant `nanoseconds` from now, as `pthread_cond_timedwait` takes it.
+    private static func realtime(after nanoseconds: Int) -> timespec {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let total = now.tv_nsec + nanoseconds % 1_000_000_000
+        now.tv_sec += nanoseconds / 1_000_000_000 + total / 1_000_000_000
+        now.tv_nsec = total % 1_000_000_000
+        return now
     }
 
     /// Writes all of `bytes` to `fd`, retrying EINTR and waiting out EAGAIN (a non-blocking
