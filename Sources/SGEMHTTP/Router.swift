@@ -171,12 +171,16 @@ struct Instruments: Sendable {
         let route = context.route ?? "unmatched"
         requests.increment(by: 1, [request.method.rawValue, route, String(response.status)])
         duration.observe(Double(elapsed) / 1e9, [request.method.rawValue, route])
-        if logger.isEnabled(.info) {
-            let ms = Double(elapsed / 1000) / 1000
-            logger.info("request", ["method": request.method.rawValue, "route": route, "path": request.path,
-                                    "status": String(response.status), "duration_ms": String(ms),
-                                    "bytes": String(response.body.count), "request.id": context.requestID,
-                                    "remote": request.remoteAddress])
+        // Facts appended typed into one buffer: the access line is on every request's path.
+        logger.log(.info, "request") { line in
+            line.append("method", request.method.rawValue)
+            line.append("route", route)
+            line.append("path", request.path)
+            line.append("status", response.status)
+            line.append("duration_ms", fixedPoint: Int(elapsed / 1000), scale: 3)
+            line.append("bytes", response.body.count)
+            line.append("request.id", context.requestID)
+            line.append("remote", request.remoteAddress)
         }
     }
 }

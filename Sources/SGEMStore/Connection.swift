@@ -8,18 +8,42 @@ final class Connection {
 
     private(set) var handle: OpaquePointer?
     let path: String
+    /// Statements prepared outside write jobs: the writer's own BEGIN/SAVEPOINT/RELEASE/COMMIT,
+    /// migrations, readers.
     private var cache: StatementCache
+    /// Statements prepared while a write job runs. Kept apart so that a job never reuses a
+    /// transaction-control statement that the writer prepared unguarded (the authorizer only
+    /// runs at prepare time).
+    private var guardedCache: StatementCache
+    /// The writer's transaction guard, read by the SQLite callbacks; nil on readers.
+    private var guardState: UnsafeMutablePointer<WriteGuardState>?
 
-    /// Opens `path` for `role` and applies the store's pragmas.
+    /// Opens `path` for `role` and applies the store's pragmas. A writer creates the file only
+    /// when `configuration.createIfMissing` is true.
     init(path: String, role: Role, configuration: StoreConfiguration) throws {
         self.path = path
         self.cache = StatementCache(capacity: configuration.statementCacheSize)
-        let flags = role == .writer
-            ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        self.guardedCache = StatementCache(capacity: role == .writer ? configuration.statementCacheSize : 0)
+        var flags = role == .writer
+            ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
-        handle = try Connection.open(path, flags: flags)
+        if role == .writer && configuration.createIfMissing { flags |= SQLITE_OPEN_CREATE }
+        if !configuration.createIfMissing && !FileOps.exists(path) {
+            throw StoreError(code: .missingDatabase, message: "no database at \(path)")
+        }
         do {
+            handle = try Connection.open(path, flags: flags)
+        } catch let error as StoreError where error.sqliteCode.map({ $0 & 0xFF == SQLITE_CANTOPEN }) == true && !configuration.createIfMissing {
+            // Removed between the check and the open, or not openable: either way nothing was created.
+            throw StoreError(code: .missingDatabase, message: "cannot open the database at \(path): \(error.message)",
+                             sqliteCode: error.sqliteCode, cause: error)
+        }
+        do {
+            if role == .writer { installGuard() }
             try configure(role: role, busyTimeout: configuration.busyTimeoutMilliseconds)
+        } catch let error as StoreError where error.sqliteCode.map({ $0 & 0xFF == SQLITE_NOTADB }) == true {
+            close()
+            throw StoreError.notADatabase(path, error)
         } catch {
             close()
             throw error
@@ -56,6 +80,66 @@ final class Connection {
         try execute("PRAGMA foreign_keys=ON")
     }
 
+    // MARK: The write-job guard
+
+    /// Registers the authorizer and commit hook that enforce `runGuarded`.
+    private func installGuard() {
+        let state = UnsafeMutablePointer<WriteGuardState>.allocate(capacity: 1)
+        state.initialize(to: WriteGuardState())
+        guardState = state
+        sqlite3_set_authorizer(handle, { context, action, _, _, _, _ in
+            guard let state = context?.assumingMemoryBound(to: WriteGuardState.self), state.pointee.jobRunning else { return SQLITE_OK }
+            if action == SQLITE_TRANSACTION || action == SQLITE_SAVEPOINT {
+                state.pointee.deniedTransactionControl = true
+                return SQLITE_DENY
+            }
+            return SQLITE_OK
+        }, state)
+        sqlite3_commit_hook(handle, { context in
+            guard let state = context?.assumingMemoryBound(to: WriteGuardState.self) else { return 0 }
+            // Non-zero turns the COMMIT into a rollback: nothing a job does can commit the batch early.
+            if state.pointee.jobRunning { return 1 }
+            if state.pointee.failNextCommit {
+                state.pointee.failNextCommit = false
+                return 1
+            }
+            return 0
+        }, state)
+    }
+
+    /// Runs a write job's `body` with transaction control forbidden: BEGIN, COMMIT, ROLLBACK,
+    /// SAVEPOINT and RELEASE fail to prepare, and no commit can happen. A body that tried one
+    /// fails with `.transactionControl` even if it caught the error.
+    func runGuarded<T>(_ body: () throws -> T) throws -> T {
+        guard let state = guardState else { return try body() }
+        state.pointee.jobRunning = true
+        state.pointee.deniedTransactionControl = false
+        defer { state.pointee.jobRunning = false }
+        let value = try body()
+        if state.pointee.deniedTransactionControl { throw StoreError.transactionControlRefused(sql: nil) }
+        return value
+    }
+
+    /// Test hook: runs `body` as the writer itself, with the guard lifted (to simulate SQLite
+    /// leaving the transaction under a job, as an I/O error would).
+    func withGuardSuspended<T>(_ body: () throws -> T) rethrows -> T {
+        guard let state = guardState, state.pointee.jobRunning else { return try body() }
+        state.pointee.jobRunning = false
+        defer { state.pointee.jobRunning = true }
+        return try body()
+    }
+
+    /// Test hook: the next COMMIT fails (SQLITE_CONSTRAINT_COMMITHOOK) and rolls back.
+    func failNextCommit() { guardState?.pointee.failNextCommit = true }
+
+    private var isGuarded: Bool { guardState?.pointee.jobRunning ?? false }
+
+    /// The error for a failed prepare: a refused transaction-control statement is named as such.
+    private func prepareFailure(_ rc: Int32, db: OpaquePointer, sql: String) -> StoreError {
+        if rc == SQLITE_AUTH && isGuarded { return StoreError.transactionControlRefused(sql: sql) }
+        return StoreError.sqlite(rc, db: db, sql: sql)
+    }
+
     var isInTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
@@ -88,7 +172,7 @@ final class Connection {
             }
             return rc
         }
-        guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, db: db, sql: sql) }
+        guard rc == SQLITE_OK else { throw prepareFailure(rc, db: db, sql: sql) }
         guard let statement else {
             throw StoreError(code: .sqlite, message: "no statement in SQL", sqliteCode: SQLITE_MISUSE, sql: sql)
         }
@@ -102,6 +186,7 @@ final class Connection {
     private func cachedStatement(_ sql: String) throws -> Statement {
         // Cached statements live long: tell SQLite so it allocates them accordingly.
         let persistent = cache.capacity > 0
+        if isGuarded { return try guardedCache.statement(for: sql) { try prepare($0, persistent: persistent) } }
         return try cache.statement(for: sql) { try prepare($0, persistent: persistent) }
     }
 
@@ -142,7 +227,7 @@ final class Connection {
                     String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self)
                         .trimmingWhitespace()
                 }
-                guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, db: db, sql: text ?? sql) }
+                guard rc == SQLITE_OK else { throw prepareFailure(rc, db: db, sql: text ?? sql) }
                 next = tail
                 // Whitespace or a comment alone prepares to no statement.
                 guard let statement else { continue }
@@ -155,12 +240,32 @@ final class Connection {
     /// Finalizes every statement, then closes the handle.
     func close() {
         cache.removeAll()
+        guardedCache.removeAll()
         guard let db = handle else { return }
         handle = nil
+        if guardState != nil {
+            // The callbacks point at the guard state, which `deinit` frees.
+            sqlite3_set_authorizer(db, nil, nil)
+            sqlite3_commit_hook(db, nil, nil)
+        }
         // close_v2 never fails with BUSY: a statement still alive elsewhere defers the close.
         sqlite3_close_v2(db)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        guardState?.deinitialize(count: 1)
+        guardState?.deallocate()
+    }
+}
+
+/// What the writer's SQLite callbacks read: plain memory, touched only on the writer thread.
+struct WriteGuardState {
+    /// A write job's body is running: transaction control is refused and commits are vetoed.
+    var jobRunning = false
+    /// The running body tried a transaction-control statement.
+    var deniedTransactionControl = false
+    /// Test hook: veto the next commit.
+    var failNextCommit = false
 }
 

@@ -9,7 +9,8 @@ extension Store {
 
     /// Copies a consistent snapshot of the database to `path` with SQLite's online backup, on a
     /// reader thread, so writers keep going. The copy is written to `path.tmp`, synced, then
-    /// renamed: a half-written backup never sits at `path`.
+    /// renamed: a half-written backup never sits at `path`. Both files are mode 0600 whatever the
+    /// umask: a backup holds every password hash.
     public func backup(to path: String) async throws {
         let logger = self.logger
         try await onReader { db in
@@ -17,6 +18,8 @@ extension Store {
             for leftover in [temporary, temporary + "-journal", temporary + "-wal", temporary + "-shm"] {
                 try FileOps.removeIfPresent(leftover, code: .backup)
             }
+            // SQLite keeps the mode of a file that exists (and gives its journal the same one).
+            try FileOps.createPrivate(temporary, code: .backup)
             let source = db.connection
             // Holding a read transaction pins one WAL snapshot for every step, so concurrent
             // commits neither block the copy nor make it restart.
@@ -31,6 +34,7 @@ extension Store {
                 throw error
             }
             try source.execute("COMMIT")
+            try FileOps.makePrivate(temporary, code: .backup)
             try FileOps.sync(temporary, code: .backup)
             try FileOps.rename(temporary, to: path, code: .backup)
             try FileOps.syncDirectory(of: path, code: .backup)
@@ -76,7 +80,10 @@ extension Store {
         for stale in [target + "-wal", target + "-shm", target + "-journal"] {
             try FileOps.removeIfPresent(stale, code: .restore)
         }
+        // The restored database holds the same secrets as the backup: private too.
+        if !FileOps.exists(target) { try FileOps.createPrivate(target, code: .restore) }
         try Store.copy(from: sourceHandle, to: target, pagesPerStep: -1, code: .restore)
+        try FileOps.makePrivate(target, code: .restore)
         try FileOps.sync(target, code: .restore)
         try FileOps.syncDirectory(of: target, code: .restore)
     }
@@ -196,13 +203,26 @@ enum FileOps {
         }
     }
 
+    /// Creates `path` (which must not exist) readable and writable by the owner only.
+    static func createPrivate(_ path: String, code: StoreError.Code) throws {
+        let fd = try openRetrying(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, code: code)
+        defer { close(fd) }
+        // The umask may have removed bits from 0600; set it exactly.
+        guard fchmod(fd, 0o600) == 0 else { throw failure("restricting \(path) to mode 0600", code: code) }
+    }
+
+    /// Sets `path` to mode 0600.
+    static func makePrivate(_ path: String, code: StoreError.Code) throws {
+        guard chmod(path, 0o600) == 0 else { throw failure("restricting \(path) to mode 0600", code: code) }
+    }
+
     static func rename(_ from: String, to: String, code: StoreError.Code) throws {
         guard Glibc.rename(from, to) == 0 else { throw failure("renaming \(from) to \(to)", code: code) }
     }
 
-    private static func openRetrying(_ path: String, _ flags: Int32, code: StoreError.Code) throws -> Int32 {
+    private static func openRetrying(_ path: String, _ flags: Int32, mode: mode_t = 0, code: StoreError.Code) throws -> Int32 {
         while true {
-            let fd = open(path, flags | O_CLOEXEC)
+            let fd = open(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
             if errno == EINTR { continue }
             throw failure("opening \(path)", code: code)

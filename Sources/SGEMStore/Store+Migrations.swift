@@ -3,12 +3,24 @@ import SGEMSupport
 extension Store {
     /// Applies the migrations not yet recorded in `sgem_migrations`, in list order, each in its
     /// own transaction together with its record. Returns the ids applied now. A failing migration
-    /// is rolled back and stops the run with a `.migration` error naming it.
+    /// is rolled back and stops the run with a `.migration` error naming it. Marks the file with
+    /// `Store.applicationID`; a file marked by another program fails with `.foreignDatabase`.
     public func migrate(_ migrations: MigrationList) async throws -> [String] {
         try migrations.validate()
         let logger = self.logger
         return try await onWriterExclusively { db in
             let connection = db.connection
+            // The header's application_id marks the file as sgem's; databases from before it
+            // was set get it here, on their next migrate.
+            switch try connection.query("PRAGMA application_id", []).first?[0] {
+            case .integer(0)?:
+                try connection.execute("PRAGMA application_id = \(Store.applicationID)")
+            case .integer(Int64(Store.applicationID))?:
+                break
+            case let other:
+                throw StoreError(code: .foreignDatabase,
+                                 message: "\(self.path) belongs to another program (application_id \(other.map { String(describing: $0) } ?? "unknown")); not migrating it")
+            }
             try connection.execute("CREATE TABLE IF NOT EXISTS sgem_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
             let applied = Set(try connection.query("SELECT id FROM sgem_migrations", []).compactMap { $0.string("id") })
             var newlyApplied: [String] = []

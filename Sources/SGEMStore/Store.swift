@@ -11,8 +11,9 @@ public final class Store: Sendable {
     let reads = JobQueue<ReadJob>()
     let metrics: StoreMetrics
 
-    /// Opens (creating if needed) the database at `path` — its directory must exist — and starts
-    /// the writer and reader threads.
+    /// Opens the database at `path` — its directory must exist — and starts the writer and reader
+    /// threads. A missing file is created unless `configuration.createIfMissing` is false
+    /// (`.missingDatabase`); a file that is not SQLite fails with `.notADatabase`.
     public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
         self.path = path
         self.configuration = configuration
@@ -62,7 +63,10 @@ public final class Store: Sendable {
 
     /// Runs `body` in the writer's transaction and returns once that transaction has committed
     /// durably. Concurrent writes share one transaction (group commit), each inside its own
-    /// savepoint: a body that throws is rolled back alone and its error is rethrown here.
+    /// savepoint: a body that throws is rolled back alone and its error is rethrown here. The
+    /// store owns the transaction: a body that runs BEGIN, COMMIT, ROLLBACK, SAVEPOINT or RELEASE
+    /// fails with `.transactionControl` and is rolled back. An error with `.batchAborted` means
+    /// another write lost the shared transaction and nothing of this one was stored.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = WriteJob.batched(

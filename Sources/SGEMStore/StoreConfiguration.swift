@@ -8,6 +8,9 @@ public struct StoreConfiguration: Sendable {
     public var maxBatch = 256
     /// Prepared statements kept per connection (least recently used go first); 0 disables the cache.
     public var statementCacheSize = 64
+    /// Whether opening creates a missing database file; false opens an existing one only
+    /// (admin verbs, start-up checks) and fails with `.missingDatabase` otherwise.
+    public var createIfMissing = true
 
     /// The defaults: 2 readers, 5 s busy timeout, batches of up to 256, 64 cached statements.
     public init() {}

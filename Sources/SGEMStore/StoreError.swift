@@ -22,6 +22,18 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let restore = Code("restore")
         /// An operating-system call failed (thread creation, file I/O).
         public static let system = Code("system")
+        /// A write closure tried BEGIN, COMMIT, ROLLBACK, SAVEPOINT or RELEASE; the store owns
+        /// the transaction. The closure's work was rolled back.
+        public static let transactionControl = Code("transaction_control")
+        /// The batch transaction a write shared was lost because another write in it failed
+        /// (SQLite rolled it back); nothing of this write was stored. Retrying is safe.
+        public static let batchAborted = Code("batch_aborted")
+        /// No database exists at the path and the store was told not to create one.
+        public static let missingDatabase = Code("missing_database")
+        /// The file is not an SQLite database (SQLITE_NOTADB), or is encrypted or damaged beyond reading.
+        public static let notADatabase = Code("not_a_database")
+        /// The file is an SQLite database of some other program (its `application_id` is not sgem's).
+        public static let foreignDatabase = Code("foreign_database")
         /// A migration id is malformed or duplicated.
         public static let invalidMigrationID = Code("invalid_migration_id")
     }
@@ -82,6 +94,17 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     static let closedStore = StoreError(code: .closed, message: "the store is closed")
+
+    static func transactionControlRefused(sql: String?) -> StoreError {
+        StoreError(code: .transactionControl,
+                   message: "a write closure must not run BEGIN, COMMIT, ROLLBACK, SAVEPOINT or RELEASE: the store commits it; its work was rolled back",
+                   sqliteCode: SQLITE_AUTH, sql: sql)
+    }
+
+    static func notADatabase(_ path: String, _ error: StoreError) -> StoreError {
+        StoreError(code: .notADatabase, message: "\(path) is not an SQLite database: \(error.message)",
+                   sqliteCode: error.sqliteCode, sql: error.sql, cause: error)
+    }
 }
 
 // The extended constraint codes are macros built from shifts, which Swift does not import.

@@ -46,15 +46,19 @@ struct WriterLoop {
         }
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
-        for (index, job) in batch.enumerated() {
+        for job in batch {
             do {
                 try connection.execute("SAVEPOINT sgem_job")
             } catch {
-                abort(batch, done: index, error: error)
+                abort(batch, outcomes: outcomes, culprit: nil, error: error)
                 return
             }
             do {
-                let resume = try job.perform(db)
+                let resume = try connection.runGuarded { try job.perform(db) }
+                guard connection.isInTransaction else {
+                    // Only SQLite itself can end the transaction under a guarded body; treat it as lost.
+                    throw StoreError(code: .transactionControl, message: "the write ended the batch transaction; its work was rolled back")
+                }
                 if connection.hasDeferredForeignKeyViolations {
                     // The COMMIT would fail for the whole batch; this job alone is at fault.
                     throw StoreError(code: .sqlite, message: "FOREIGN KEY constraint failed (deferred)",
@@ -66,14 +70,14 @@ struct WriterLoop {
                 guard connection.isInTransaction else {
                     // SQLite rolled the whole transaction back (I/O error, disk full…): the jobs
                     // before this one lost their work too.
-                    abort(batch, done: index + 1, error: jobError)
+                    abort(batch, outcomes: outcomes, culprit: jobError, error: jobError)
                     return
                 }
                 do {
                     try connection.execute("ROLLBACK TO sgem_job")
                     try connection.execute("RELEASE sgem_job")
                 } catch {
-                    abort(batch, done: index + 1, error: error)
+                    abort(batch, outcomes: outcomes, culprit: jobError, error: error)
                     return
                 }
                 outcomes.append(.failed(jobError))
@@ -82,8 +86,13 @@ struct WriterLoop {
         do {
             try connection.execute("COMMIT")
         } catch {
+            // A failed COMMIT rolled back (or the ROLLBACK here does): no job's rows are stored.
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-            failAll(batch, error, reason: "commit failed")
+            logger.error("write batch failed", ["store.reason": "commit failed", "store.batch_size": String(batch.count), "error": String(describing: error)])
+            metrics.writeErrors.increment(by: Double(batch.count))
+            for (job, outcome) in zip(batch, outcomes) {
+                if case .failed(let own) = outcome { job.fail(own) } else { job.fail(error) }
+            }
             return
         }
         metrics.commits.increment()
@@ -100,11 +109,27 @@ struct WriterLoop {
         }
     }
 
-    /// The transaction is lost: the first `done` jobs fail, the rest go back to the queue's front.
-    private func abort(_ batch: [Batched], done: Int, error: any Error) {
+    /// The transaction is lost. The jobs that already ran (`outcomes`) fail: those that had
+    /// succeeded with `.batchAborted` (nothing of theirs is stored), those that had failed with
+    /// their own error. The job running when it was lost fails with `culprit` (nil: none was
+    /// running). The rest never ran and go back to the queue's front.
+    private func abort(_ batch: [Batched], outcomes: [Outcome], culprit: (any Error)?, error: any Error) {
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-        failAll(Array(batch[..<done]), error, reason: "transaction aborted")
-        let untouched = batch[done...].map { WriteJob.batched(perform: $0.perform, fail: $0.fail) }
+        let ran = outcomes.count + (culprit == nil ? 0 : 1)
+        logger.error("write batch failed", ["store.reason": "transaction aborted", "store.batch_size": String(ran),
+                                             "store.requeued": String(batch.count - ran), "error": String(describing: error)])
+        metrics.writeErrors.increment(by: Double(ran))
+        let lost = StoreError(code: .batchAborted,
+                              message: "the batch transaction was rolled back because another write in it failed; nothing was stored",
+                              cause: error)
+        for (job, outcome) in zip(batch, outcomes) {
+            switch outcome {
+            case .done: job.fail(lost)
+            case .failed(let own): job.fail(own)
+            }
+        }
+        if let culprit { batch[outcomes.count].fail(culprit) }
+        let untouched = batch[ran...].map { WriteJob.batched(perform: $0.perform, fail: $0.fail) }
         queue.requeue(untouched)
     }
 

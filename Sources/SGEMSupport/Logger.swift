@@ -27,25 +27,32 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// Where log lines go. The default writes each line to stderr in one `write(2)`.
+/// Where log lines go. The process default is `BufferedLogSink.standardError`: callers hand a
+/// line over and return; one writer thread writes to stderr.
 public protocol LogSink: Sendable {
+    /// Takes one line, without its newline.
     func write(line: String)
+    /// Takes one line as UTF-8 bytes, without its newline; sinks that store bytes avoid a String.
+    func write(bytes: UnsafeRawBufferPointer)
+    /// Waits up to `timeoutMilliseconds` for lines taken so far to be written; true when they were.
+    func flush(timeoutMilliseconds: Int) -> Bool
 }
 
-/// Writes whole lines to standard error.
+extension LogSink {
+    /// Decodes the bytes and calls `write(line:)`.
+    public func write(bytes: UnsafeRawBufferPointer) { write(line: String(decoding: bytes, as: UTF8.self)) }
+    /// Nothing is buffered: done.
+    public func flush(timeoutMilliseconds: Int) -> Bool { true }
+}
+
+/// Writes whole lines to standard error synchronously, on the caller's thread. Blocks when
+/// stderr does; the default `BufferedLogSink.standardError` does not.
 public struct StandardErrorSink: LogSink {
     public init() {}
     public func write(line: String) {
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return }
-                offset += n
-            }
-        }
+        bytes.withUnsafeBytes { _ = BufferedLogSink.writeFully(2, $0) }
     }
 }
 
@@ -59,19 +66,28 @@ public final class MemorySink: LogSink {
 
 /// Process-wide logging settings: the minimum level and the sink. Set once at start-up.
 public enum LogSettings {
-    private static let state = Mutex<(level: LogLevel, sink: any LogSink)>((.info, StandardErrorSink()))
+    // The level is read on every log call: an atomic, not a lock.
+    private static let minimum = Atomic<Int>(LogLevel.info.rawValue)
+    private static let current = Mutex<any LogSink>(BufferedLogSink.standardError)
 
+    /// Lines below this level are skipped (loggers without their own level).
     public static var level: LogLevel {
-        get { state.withLock { $0.level } }
-        set { state.withLock { $0.level = newValue } }
+        get { LogLevel(rawValue: minimum.load(ordering: .relaxed)) ?? .info }
+        set { minimum.store(newValue.rawValue, ordering: .relaxed) }
     }
 
+    /// Where loggers without their own sink write.
     public static var sink: any LogSink {
-        get { state.withLock { $0.sink } }
-        set { state.withLock { $0.sink = newValue } }
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 
-    static func snapshot() -> (LogLevel, any LogSink) { state.withLock { ($0.level, $0.sink) } }
+    /// Waits up to `timeoutMilliseconds` for the lines logged so far to reach the sink's
+    /// destination; true when they did. Call before exiting: a buffered line is lost otherwise.
+    @discardableResult
+    public static func flush(timeoutMilliseconds: Int = 2000) -> Bool {
+        sink.flush(timeoutMilliseconds: timeoutMilliseconds)
+    }
 }
 
 /// A structured logger: a constant message plus facts as metadata, written as one logfmt line
@@ -108,41 +124,28 @@ public struct Logger: Sendable {
     public func isEnabled(_ level: LogLevel) -> Bool { level >= (minimumLevel ?? LogSettings.level) }
 
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ facts: KeyValuePairs<String, String> = [:]) {
-        let (globalMinimum, globalSink) = LogSettings.snapshot()
-        guard level >= (minimumLevel ?? globalMinimum) else { return }
-        let sink = self.sink ?? globalSink
-        var line = "ts=\(Timestamp.now().rfc3339(fractional: true)) level=\(level.name) module=\(Logger.quoted(label)) msg=\(Logger.quoted(message()))"
-        for (key, value) in metadata { line += " \(key)=\(Logger.quoted(value))" }
-        for (key, value) in facts { line += " \(key)=\(Logger.quoted(value))" }
-        sink.write(line: line)
+        log(level, message()) { line in
+            for (key, value) in facts { line.append(key, value) }
+        }
+    }
+
+    /// Logs one line whose facts `addFacts` appends (typed, without a String per number): the
+    /// cheap form for hot paths such as the access log.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, facts addFacts: (inout LogLine) -> Void) {
+        guard isEnabled(level) else { return }
+        var line = LogLine(level: level, label: label, message: message())
+        for (key, value) in metadata { line.append(key, value) }
+        addFacts(&line)
+        let sink = self.sink ?? LogSettings.sink
+        line.bytes.withUnsafeBytes { sink.write(bytes: $0) }
     }
 
     /// logfmt quoting: bare when safe, otherwise in double quotes with escapes; control characters
     /// are escaped so one event is always one line.
     static func quoted(_ value: String) -> String {
-        var needsQuotes = value.isEmpty
-        for scalar in value.unicodeScalars where scalar == " " || scalar == "=" || scalar == "\"" || scalar.value < 0x20 || scalar == "\\" || scalar.value == 0x7F {
-            needsQuotes = true
-            break
-        }
-        guard needsQuotes else { return value }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        var line = LogLine(raw: ())
+        line.appendValue(value)
+        return String(decoding: line.bytes, as: UTF8.self)
     }
 }
 

@@ -99,6 +99,32 @@ import Testing
         #expect(!fileExists(dir.file("target.db")))
     }
 
+    @Test func backupsAndRestoredDatabasesAreOwnerOnlyWhateverTheUmask() async throws {
+        let dir = TemporaryDirectory()
+        let store = try makeStore(dir)
+        try await Self.seed(store, rows: 10)
+        let backupPath = dir.file("backup.db")
+        let target = dir.file("restored.db")
+        // A permissive umask would leave SQLite's default 0644 as is.
+        let previous = umask(0)
+        defer { umask(previous) }
+        try await store.backup(to: backupPath)
+        #expect(Self.mode(backupPath) == 0o600)
+        // Replacing an existing backup made world-readable by hand restores the mode too.
+        chmod(backupPath, 0o666)
+        try await store.backup(to: backupPath)
+        #expect(Self.mode(backupPath) == 0o600)
+        await store.close()
+        try Store.restore(from: backupPath, to: target)
+        #expect(Self.mode(target) == 0o600)
+    }
+
+    private static func mode(_ path: String) -> mode_t {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 0o7777 }
+        return info.st_mode & 0o7777
+    }
+
     @Test func integrityCheckFindsCorruption() async throws {
         let dir = TemporaryDirectory()
         let store = try makeStore(dir)
@@ -123,6 +149,7 @@ import Testing
         let damaged = try makeStore(dir, name: "corrupt.db")
         let problems = try await damaged.integrityCheck()
         #expect(!problems.isEmpty)
+        #expect(try await damaged.quickCheck().isEmpty == false)
         await damaged.close()
         let refused = #expect(throws: StoreError.self) { try Store.restore(from: corruptPath, to: dir.file("target.db")) }
         #expect(refused?.code == .restore)

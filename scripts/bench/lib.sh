@@ -91,6 +91,8 @@ bench_wait_http() {
 # Starts sgem-server in the background: bench_start_sgem LABEL CPU_LIST -- EXTRA_ARGS...
 # (CPU_LIST "" = not pinned). Sets SGEM_PID, SGEM_PORT, SGEM_LOG (stdout+stderr) and a fresh
 # data directory under BENCH_TMP. Fails the benchmark when it does not answer within 10 s.
+# It runs with --log-level $BENCH_SGEM_LOG_LEVEL (default warning); "default" passes no
+# --log-level, so the server logs as it does out of the box (info: one access line per request).
 bench_start_sgem() {
   local label="$1" cpus="$2"
   shift 3
@@ -98,8 +100,13 @@ bench_start_sgem() {
   mkdir -p "$data"
   SGEM_PORT="$(bench_free_port)"
   SGEM_LOG="$BENCH_TMP/sgem-$label.log"
-  local cmd=("$BENCH_BIN" serve --host 127.0.0.1 --port "$SGEM_PORT" --data-dir "$data" --log-level warning "$@")
+  local level="${BENCH_SGEM_LOG_LEVEL:-warning}" level_args=()
+  [ "$level" = default ] || level_args=(--log-level "$level")
+  local cmd=("$BENCH_BIN" serve --host 127.0.0.1 --port "$SGEM_PORT" --data-dir "$data" "${level_args[@]}" "$@")
   [ -n "$cpus" ] && cmd=(taskset -c "$cpus" "${cmd[@]}")
+  # BENCH_SGEM_ENV: NAME=VALUE words for the server's environment alone (writes.sh's LD_PRELOAD).
+  # shellcheck disable=SC2206
+  [ -n "${BENCH_SGEM_ENV:-}" ] && cmd=(env ${BENCH_SGEM_ENV} "${cmd[@]}")
   "${cmd[@]}" >"$SGEM_LOG" 2>&1 &
   SGEM_PID=$!
   bench_track "$SGEM_PID"
@@ -138,9 +145,11 @@ bench_check_alive() {
   fi
 }
 
-# Writes an nginx configuration for the reference server into DIR: bench_nginx_conf DIR PORT.
+# Writes an nginx configuration for the reference server into DIR: bench_nginx_conf DIR PORT
+# [ACCESS_LOG_FILE] (without a file the access log is off).
 bench_nginx_conf() {
-  local dir="$1" port="$2"
+  local dir="$1" port="$2" access_log="off"
+  [ -n "${3:-}" ] && access_log="$3"
   mkdir -p "$dir/tmp"
   cat >"$dir/nginx.conf" <<EOF
 daemon off;
@@ -151,7 +160,7 @@ pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events { worker_connections 4096; }
 http {
-  access_log off;
+  access_log $access_log;
   keepalive_requests 1000000;
   client_body_temp_path $dir/tmp/body;
   proxy_temp_path $dir/tmp/proxy;
@@ -166,13 +175,16 @@ http {
 EOF
 }
 
-# Starts the nginx reference: bench_start_nginx CPU_LIST. Sets NGINX_PID (the master),
-# NGINX_PORT and NGINX_DIR.
+# Starts the nginx reference: bench_start_nginx CPU_LIST [access-log]. Sets NGINX_PID (the
+# master), NGINX_PORT and NGINX_DIR; with "access-log", every request is logged (nginx's default
+# combined format, unbuffered) to NGINX_ACCESS_LOG.
 bench_start_nginx() {
   local cpus="$1"
   NGINX_DIR="$BENCH_TMP/nginx"
   NGINX_PORT="$(bench_free_port)"
-  bench_nginx_conf "$NGINX_DIR" "$NGINX_PORT"
+  NGINX_ACCESS_LOG=""
+  [ "${2:-}" = access-log ] && NGINX_ACCESS_LOG="$NGINX_DIR/access.log"
+  bench_nginx_conf "$NGINX_DIR" "$NGINX_PORT" "$NGINX_ACCESS_LOG"
   local cmd=(nginx -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/error.log")
   [ -n "$cpus" ] && cmd=(taskset -c "$cpus" "${cmd[@]}")
   "${cmd[@]}" >"$NGINX_DIR/stdout.log" 2>&1 &

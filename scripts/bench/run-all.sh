@@ -74,9 +74,9 @@ for line in open(status_file):
     notes += [f"- {name}: {a}" for a in result.get("anomalies", [])]
 references = [
     "",
-    "References: healthz — nginx 1 worker, both servers pinned to CPU 0 with one event loop, wrk -t1 -c64 -d8s on CPU 1, best of 2 alternating rounds;",
-    "writes — the same sgem-server with `--store-write-batch 1` (one transaction per insert), 64 conns, 8 s, only 201s counted;",
-    "raw SQLite — Python sqlite3, WAL, synchronous=FULL, one INSERT per transaction, one thread, 3 s;",
+    "References: healthz — nginx 1 worker with its access log to a file, sgem-server at its default log level with stderr to a file, both pinned to CPU 0 with one event loop, wrk -t1 -c64 -d8s on CPU 1, best of 2 alternating rounds;",
+    "writes — the same sgem-server with `--store-write-batch 1` (one transaction per insert), 64 conns, 8 s, only 201s counted; on the real disk and on emulated slow storage (LD_PRELOAD shim adding 2 ms to each fsync/fdatasync), the ≥ 10× target judged on the latter;",
+    "raw SQLite — Python sqlite3, WAL, synchronous=FULL, one INSERT per transaction, one thread, 3 s, on both storages;",
     "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections;",
     "login — GET /api/v1/me p99 with a bearer token alone (wrk -c8), against the same while 8 clients log in with the production scrypt cost (N=2^17).",
 ]
