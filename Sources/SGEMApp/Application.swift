@@ -261,52 +261,48 @@ public enum Application {
         try await openStore(configuration, creating: false)
     }
 
-    /// Opens the store after checking that the file is sgem-server's: a missing file is created
-    /// only when `creating`; an empty one counts as missing; anything else must be an SQLite
-    /// database that holds sgem-server's migrations (or nothing at all) and passes `quick_check`.
+    /// Opens the store after checking that the file is sgem-server's: a missing or empty file is
+    /// created only when `creating`; anything else must be an sgem database that passes SQLite's
+    /// quick check. Nothing is created or changed on the way to a refusal.
     static func openStore(_ configuration: Configuration, creating: Bool) async throws -> Store {
         let path = configuration.databasePath
-        switch DatabaseFile.inspect(path) {
+        let kind: DatabaseFileKind
+        do {
+            kind = try Store.probe(path)
+        } catch {
+            throw CommandError.failure("cannot read \(path): \(error)")
+        }
+        switch kind {
         case .missing, .empty:
             guard creating else {
                 throw CommandError.failure("no database in \(configuration.dataDirectory) (looked for \(path)); create it with "
                     + "'\(name) migrate\(dataDirFlag(configuration))' or start the server")
             }
-        case .unreadable(let reason):
-            throw CommandError.failure("cannot read \(path): \(reason)")
         case .notSQLite:
             throw CommandError.failure("\(path) is not an SQLite database; refusing to use it (move it away or choose another --data-dir)")
-        case .sqlite:
+        case .foreign:
+            throw CommandError.failure("\(path) is an SQLite database of another program; refusing to use it")
+        case .sgem:
             break
         }
+        var storeConfiguration = storeConfiguration(configuration)
+        storeConfiguration.createIfMissing = creating
         let store: Store
         do {
-            store = try Store(path: path, configuration: storeConfiguration(configuration), logger: Logger(label: "store"))
+            store = try Store(path: path, configuration: storeConfiguration, logger: Logger(label: "store"))
         } catch {
             throw CommandError.failure("cannot open \(path): \(error)")
         }
+        let problems: [String]
         do {
-            let (tables, problems) = try await store.read { db -> ([String], [String]) in
-                let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").compactMap { $0.string("name") }
-                let problems = try db.query("PRAGMA quick_check(20)").compactMap { row -> String? in
-                    if case .text(let text) = row[0], text != "ok" { return text }
-                    return nil
-                }
-                return (tables, problems)
-            }
-            if !tables.isEmpty && !tables.contains("sgem_migrations") {
-                throw CommandError.failure("\(path) is an SQLite database of another program (no sgem_migrations table); refusing to use it")
-            }
-            if !problems.isEmpty {
-                throw CommandError.failure("\(path) fails SQLite's quick check (\(problems[0])); restore a backup with '\(name) restore --from FILE'")
-            }
-            if !creating && tables.isEmpty {
-                throw CommandError.failure("\(path) is an empty SQLite database, not an sgem-server one; create it with '\(name) migrate\(dataDirFlag(configuration))'")
-            }
+            problems = try await store.quickCheck()
         } catch {
             await store.close()
-            if error is CommandError { throw error }
             throw CommandError.failure("cannot read \(path): \(error)")
+        }
+        if let first = problems.first {
+            await store.close()
+            throw CommandError.failure("\(path) fails SQLite's quick check (\(first)); restore a backup with '\(name) restore --from FILE'")
         }
         return store
     }
@@ -314,26 +310,6 @@ public enum Application {
     /// ` --data-dir D` when the data directory is not the default, for hints.
     static func dataDirFlag(_ configuration: Configuration) -> String {
         configuration.sources["data-dir"] == "default" || configuration.sources["data-dir"] == nil ? "" : " --data-dir \(configuration.dataDirectory)"
-    }
-}
-
-/// What is at the database path before SQLite opens it (SQLite would create or misread it).
-enum DatabaseFile: Equatable {
-    case missing, empty, notSQLite, sqlite
-    case unreadable(String)
-
-    static func inspect(_ path: String) -> DatabaseFile {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let code = errno
-            return code == ENOENT ? .missing : .unreadable(String(cString: strerror(code)))
-        }
-        defer { close(fd) }
-        var header = [UInt8](repeating: 0, count: 16)
-        let n = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
-        if n < 0 { return .unreadable(String(cString: strerror(errno))) }
-        if n == 0 { return .empty }
-        return n == 16 && header == Array("SQLite format 3\0".utf8) ? .sqlite : .notSQLite
     }
 }
 

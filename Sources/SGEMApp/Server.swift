@@ -33,6 +33,8 @@ enum Server {
         await running.stop()
         _ = lock
         logger.notice("stopped")
+        // Lines still buffered for stderr go out before the process ends.
+        _ = LogSettings.flush(timeoutMilliseconds: 2000)
     }
 }
 
