@@ -384,8 +384,7 @@ struct AccountsRoutes: Sendable {
         }
         let cache = request.query["v"] == String(image.version) ? "private, max-age=31536000, immutable" : "private, no-cache"
         var headers = HTTPHeaders([("ETag", image.etag), ("Cache-Control", cache), ("X-Content-Type-Options", "nosniff")])
-        if let match = request.headers["If-None-Match"],
-           match.split(separator: ",").contains(where: { let t = String($0).trimmingWhitespace(); return t == image.etag || t == "W/" + image.etag || t == "*" }) {
+        if request.headers.ifNoneMatchMatches(image.etag) {
             return Response(status: 304, headers: headers)
         }
         headers.add("Content-Type", image.contentType)

@@ -1,4 +1,5 @@
 import COpenSSL
+import SGEMSupport
 import Synchronization
 
 /// A server-side OpenSSL context: TLS 1.2+, no compression or renegotiation, forward-secret
@@ -50,13 +51,8 @@ final class TLSContext: @unchecked Sendable {
 
     /// Drains this thread's OpenSSL error queue into a readable suffix.
     static func opensslErrors() -> String {
-        var parts: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        return parts.isEmpty ? "" : ": " + parts.joined(separator: "; ")
+        let messages = Crypto.openSSLErrors()
+        return messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")
     }
 }
 

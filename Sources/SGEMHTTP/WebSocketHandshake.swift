@@ -28,7 +28,8 @@ public enum WebSocketHandshake {
             return .failure(.badRequest("expected exactly one Sec-WebSocket-Key header"))
         }
         let key = keys[0].trimmingASCIISpaces()
-        guard let decoded = decodeBase64(key), decoded.count == 16 else {
+        // 16 bytes are exactly 24 characters of padded base64.
+        guard key.utf8.count == 24, let decoded = Crypto.base64Decode(key), decoded.count == 16 else {
             return .failure(.badRequest("Sec-WebSocket-Key must be the base64 encoding of 16 bytes"))
         }
         let headers = HTTPHeaders([
@@ -42,42 +43,5 @@ public enum WebSocketHandshake {
     /// `base64(SHA1(key + GUID))`, the value of `Sec-WebSocket-Accept`.
     public static func acceptValue(for key: String) -> String {
         Crypto.base64(Crypto.sha1(Array((key + guid).utf8)))
-    }
-
-    /// Strict standard base64 with padding; nil on any other character or bad length.
-    static func decodeBase64(_ text: String) -> [UInt8]? {
-        let input = Array(text.utf8)
-        guard !input.isEmpty, input.count % 4 == 0 else { return nil }
-        func value(_ c: UInt8) -> UInt32? {
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(c - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(c - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(c - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "+"): 62
-            case UInt8(ascii: "/"): 63
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(input.count / 4 * 3)
-        var i = 0
-        while i < input.count {
-            let isLast = i + 4 == input.count
-            let pad = isLast ? (input[i + 3] == UInt8(ascii: "=") ? (input[i + 2] == UInt8(ascii: "=") ? 2 : 1) : 0) : 0
-            var n: UInt32 = 0
-            for j in 0..<4 {
-                if j >= 4 - pad {
-                    n <<= 6
-                } else {
-                    guard let v = value(input[i + j]) else { return nil }
-                    n = n << 6 | v
-                }
-            }
-            out.append(UInt8(n >> 16 & 0xFF))
-            if pad < 2 { out.append(UInt8(n >> 8 & 0xFF)) }
-            if pad < 1 { out.append(UInt8(n & 0xFF)) }
-            i += 4
-        }
-        return out
     }
 }

@@ -63,6 +63,7 @@ extension Optional: SQLBindable where Wrapped: SQLBindable {
 }
 
 extension Timestamp: SQLBindable {
-    /// Stored as RFC 3339 text so that it sorts and reads well in the database.
-    public var sqlValue: SQLValue { .text(rfc3339()) }
+    /// Stored as INTEGER milliseconds since the epoch, the store's one timestamp form (BIGINT in
+    /// PostgreSQL): times compare and index as numbers. `Row.timestamp` reads it back.
+    public var sqlValue: SQLValue { .integer(milliseconds) }
 }

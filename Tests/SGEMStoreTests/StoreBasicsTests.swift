@@ -56,7 +56,7 @@ import Testing
         let store = try makeStore(dir)
         let stamp = Timestamp(seconds: 1_796_070_246)
         let row = try await store.write { db -> Row? in
-            try db.execute("CREATE TABLE t (i INTEGER, i32 INTEGER, i64 INTEGER, d REAL, b INTEGER, s TEXT, bytes BLOB, missing TEXT, at TEXT)")
+            try db.execute("CREATE TABLE t (i INTEGER, i32 INTEGER, i64 INTEGER, d REAL, b INTEGER, s TEXT, bytes BLOB, missing TEXT, at INTEGER)")
             let none: String? = nil
             try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            bindings: [42, Int32(-7), Int64(1) << 40, 2.5, true, "ünï", [UInt8]([9, 8]), none, stamp])
@@ -78,6 +78,7 @@ import Testing
         #expect(r["no_such_column"] == .null)
         #expect(r[99] == .null)
         #expect(r.timestamp("at") == stamp)
+        #expect(r["at"] == .integer(1_796_070_246_000), "stored as epoch milliseconds")
         #expect(r.int("s") == nil)
     }
 
