@@ -18,6 +18,43 @@ func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, In
     return (p, port)
 }
 
+/// Sends `batches` × `perBatch` pipelined `GET /healthz` on one keep-alive connection, reading
+/// each batch's answers before the next; returns how many 200s came back.
+func pipelinedHealthChecks(port: Int, batches: Int, perBatch: Int) throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket failed") }
+    defer { close(fd) }
+    var tv = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard ok == 0 else { throw TestFailure("connect failed: errno \(errno)") }
+    let batch = Array(String(repeating: "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", count: perBatch).utf8)
+    let marker = Array("HTTP/1.1 200 ".utf8)
+    var answered = 0
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    for _ in 0..<batches {
+        guard batch.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == batch.count else { throw TestFailure("send failed") }
+        var seen = 0
+        var tail: [UInt8] = []
+        while seen < perBatch {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { throw TestFailure("the server stopped answering after \(answered + seen) requests") }
+            let data = tail + chunk[0..<n]
+            var i = 0
+            while i + marker.count <= data.count {
+                if data[i] == marker[0] && Array(data[i..<i + marker.count]) == marker { seen += 1; i += marker.count } else { i += 1 }
+            }
+            tail = Array(data.suffix(marker.count - 1))
+        }
+        answered += seen
+    }
+    return answered
+}
+
 @Suite(.serialized) struct ServeTests {
     @Test func servesSystemEndpointsAndStopsGracefully() throws {
         let dir = TempDir()
@@ -102,6 +139,31 @@ func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, In
         let pages = try httpRequest(port: port, path: "/api/v1/console/pages")
         #expect(pages.status == 200)
         #expect(try JSONValue.parse(pages.body)["items"]?.arrayValue != nil)
+    }
+
+    @Test func aStderrPipeNobodyReadsNeverStopsTheServer() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        // Log every request; after start-up nobody reads the server's stderr, so the 64 KiB pipe
+        // fills after a few hundred access lines (the old synchronous logger stopped there).
+        let (server, port) = try startServer(dir, extra: ["--log-level", "info"])
+        // 8,000 requests log far more than the pipe and the server's 1 MiB log buffer hold.
+        let answered = try pipelinedHealthChecks(port: port, batches: 80, perBatch: 100)
+        #expect(answered == 8000)
+        let metrics = try httpRequest(port: port, path: "/metrics")
+        let dropped = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n")
+            .first { $0.hasPrefix("sgem_log_lines_dropped_total ") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        #expect(dropped > 0, "lines the stalled pipe could not take are dropped and counted")
+        // Once stderr is read again, the count of dropped lines is announced.
+        _ = server.stderr
+        _ = try httpRequest(port: port, path: "/healthz")
+        let deadline = now() + 10
+        while !server.stderr.contains("log lines dropped") && now() < deadline {
+            _ = try httpRequest(port: port, path: "/healthz")
+        }
+        #expect(server.stderr.contains("log lines dropped"))
+        server.signal(SIGTERM)
+        #expect(try server.wait() == 0)
     }
 
     @Test func oneServerPerDataDirectoryAndRestoreRefusedWhileServing() throws {
