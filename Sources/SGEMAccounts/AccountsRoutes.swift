@@ -105,6 +105,10 @@ struct AccountsRoutes: Sendable {
                 nextAfter is that id when another page follows, else null. Without limit, the first 500.
                 """,
             tags: ["accounts"],
+            query: [QueryDoc("q", "words matched against the starts of names, the username and the email"),
+                    QueryDoc("status", "active, inactive or all (the default)", schema: ["type": "string", "enum": ["active", "inactive", "all"]]),
+                    QueryDoc("limit", "how many users, 1 to 200", schema: ["type": "integer"]),
+                    QueryDoc("after", "the id of the last user seen", schema: ["type": "integer"])],
             responses: [ResponseDoc(status: 200, description: "The users", schema: object(["items": ["type": "array", "items": userSchema],
                                                                                            "nextAfter": nullableInteger,
                                                                                            "total": integer, "active": integer])),
@@ -176,6 +180,8 @@ struct AccountsRoutes: Sendable {
         admin.get("/audit", doc: RouteDoc(
             summary: "Security events, newest first: logins, failures, logouts, password, role and activation changes",
             description: "Page with ?before=<id of the last item seen>&limit= (default 50, at most 200).", tags: ["accounts", "admin"],
+            query: [QueryDoc("before", "the id of the last event seen; events older than it follow", schema: ["type": "integer"]),
+                    QueryDoc("limit", "how many events, 1 to 200 (default 50)", schema: ["type": "integer"])],
             responses: [ResponseDoc(status: 200, description: "The events", schema: object(["items": ["type": "array", "items": auditSchema]]))],
             authenticated: true)) { request, _ in
             var problems: [String: String] = [:]

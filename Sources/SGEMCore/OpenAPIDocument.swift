@@ -32,13 +32,14 @@ public enum OpenAPIDocument {
             ]
             if let description = doc.description { operation.append(("description", .string(description))) }
             if !doc.tags.isEmpty { operation.append(("tags", .array(doc.tags.map { .string($0) }))) }
-            let params = parameterNames(pattern)
-            if !params.isEmpty {
-                operation.append(("parameters", .array(params.map { name in
-                    ["name": .string(name), "in": "path", "required": true,
-                     "schema": name == "id" || name.hasSuffix("Id") ? ["type": "integer"] : ["type": "string"]]
-                })))
+            var params: [JSONValue] = parameterNames(pattern).map { name in
+                ["name": .string(name), "in": "path", "required": true,
+                 "schema": name == "id" || name.hasSuffix("Id") ? ["type": "integer"] : ["type": "string"]]
             }
+            params += doc.query.map { q in
+                ["name": .string(q.name), "in": "query", "required": false, "description": .string(q.description), "schema": q.schema]
+            }
+            if !params.isEmpty { operation.append(("parameters", .array(params))) }
             if let schema = doc.requestSchema {
                 operation.append(("requestBody", [
                     "required": true,

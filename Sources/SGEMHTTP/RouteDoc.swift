@@ -16,22 +16,39 @@ public struct ResponseDoc: Sendable {
     }
 }
 
+/// An optional query parameter of a route, for the OpenAPI document.
+public struct QueryDoc: Sendable {
+    public let name: String
+    public let description: String
+    public let schema: JSONValue
+
+    /// One documented `?name=` parameter, always optional.
+    public init(_ name: String, _ description: String, schema: JSONValue = ["type": "string"]) {
+        self.name = name
+        self.description = description
+        self.schema = schema
+    }
+}
+
 /// Documentation of a route, for the OpenAPI document.
 public struct RouteDoc: Sendable {
     public let summary: String
     public let description: String?
     public let tags: [String]
+    public let query: [QueryDoc]
     public let requestSchema: JSONValue?
     public let requestContentType: String
     public let responses: [ResponseDoc]
     public let authenticated: Bool
 
     /// Documentation for one route.
-    public init(summary: String, description: String? = nil, tags: [String] = [], requestSchema: JSONValue? = nil,
-                requestContentType: String = "application/json", responses: [ResponseDoc] = [], authenticated: Bool = false) {
+    public init(summary: String, description: String? = nil, tags: [String] = [], query: [QueryDoc] = [],
+                requestSchema: JSONValue? = nil, requestContentType: String = "application/json", responses: [ResponseDoc] = [],
+                authenticated: Bool = false) {
         self.summary = summary
         self.description = description
         self.tags = tags
+        self.query = query
         self.requestSchema = requestSchema
         self.requestContentType = requestContentType
         self.responses = responses

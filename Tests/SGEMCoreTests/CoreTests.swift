@@ -155,10 +155,15 @@ actor Collector {
         api.post("/users", doc: RouteDoc(summary: "Create", requestSchema: ["type": "object"],
                                          responses: [ResponseDoc(status: 201, description: "Created")])) { _, _ in .noContent() }
         api.get("/hidden") { _, _ in .noContent() }
+        api.get("/search", doc: RouteDoc(summary: "Search", query: [QueryDoc("q", "words"), QueryDoc("limit", "how many", schema: ["type": "integer"])])) { _, _ in .noContent() }
         let doc = OpenAPIDocument.build(routes: router.routes, title: "t", version: "1", description: "d")
         #expect(doc["openapi"] == "3.0.3")
         let paths = try #require(doc["paths"]?.objectValue)
-        #expect(paths.map(\.0) == ["/api/v1/users/{id}", "/api/v1/users"])
+        #expect(paths.map(\.0) == ["/api/v1/users/{id}", "/api/v1/users", "/api/v1/search"])
+        let search = try #require(doc["paths"]?["/api/v1/search"]?["get"]?["parameters"]?.arrayValue)
+        #expect(search.map { $0["name"] } == ["q", "limit"])
+        #expect(search.allSatisfy { $0["in"] == "query" && $0["required"] == false })
+        #expect(search.last?["schema"]?["type"] == "integer")
         let getUser = try #require(doc["paths"]?["/api/v1/users/{id}"]?["get"])
         #expect(getUser["operationId"] == "getUsersById")
         #expect(getUser["parameters"]?.arrayValue?.first?["name"] == "id")
