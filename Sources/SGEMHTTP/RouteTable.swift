@@ -9,6 +9,8 @@ public struct RouteTable: Sendable {
     /// The global middleware composed around `context.terminal`.
     let chain: Handler
     let defaultMaxBodyBytes: Int
+    /// How many routes were registered (the size of `Instruments`' per-route series table).
+    let routeCount: Int
 
     init(routes: [Router.Route], global: [any Middleware], defaultMaxBodyBytes: Int) {
         let root = BuildNode()
@@ -45,6 +47,7 @@ public struct RouteTable: Sendable {
         self.staticNodes = staticPaths.mapValues { $0.frozen(&frozen) }
         self.chain = Router.compose(global) { request, context in try await context.terminal!(request, context) }
         self.defaultMaxBodyBytes = defaultMaxBodyBytes
+        routeCount = routes.count
     }
 
     /// Full in-process dispatch: routing, middleware, error rendering, HEAD. Never throws.
@@ -98,7 +101,7 @@ public struct RouteTable: Sendable {
             }
             response.body = []
         }
-        instruments.record(request: request, context: context, response: response, started: started)
+        instruments.record(request: request, context: context, response: response, started: started, matched: found.route)
         return Router.Outcome(response: response, context: context)
     }
 
