@@ -295,8 +295,8 @@ final class Connection: @unchecked Sendable {
     }
 
     private func dispatch() {
-        guard var request = pending else { return }
-        pending = nil
+        // `take()` moves the request out: no copy of its strings and arrays to retain and release.
+        guard var request = pending.take() else { return }
         request.body = body
         body = []
         state = .handling
