@@ -240,15 +240,15 @@ final class Connection: @unchecked Sendable {
                 secure = HTTPHeaders.equalsIgnoringCase(proto.trimmingASCIISpaces(), "https")
             }
         }
-        let request = Request(method: head.method, target: head.target, headers: head.headers,
-                              remoteAddress: remoteAddress, clientAddress: clientAddress, isSecure: secure)
-        pending = request
+        // Built in place: a local copy would retain and release every string and array in it.
+        pending = Request(method: head.method, target: head.target, headers: head.headers,
+                          remoteAddress: remoteAddress, clientAddress: clientAddress, isSecure: secure)
         let hasBody = head.chunked || (head.contentLength ?? 0) > 0
         guard hasBody else {
             dispatch()
             return
         }
-        bodyLimit = core.router.maxBodyBytes(method: head.method, path: request.path)
+        bodyLimit = core.router.maxBodyBytes(method: head.method, path: pending!.path)
         if let length = head.contentLength, length > bodyLimit {
             fail(.payloadTooLarge(limit: bodyLimit))
             return

@@ -65,7 +65,8 @@ public struct RouteTable: Sendable {
         match(method: method, path: path).route?.maxBodyBytes ?? defaultMaxBodyBytes
     }
 
-    func dispatch(_ request: Request, instruments: Instruments) async -> Router.Outcome {
+    // `consuming`: the caller's request is moved in, so `var request` below does not copy it.
+    func dispatch(_ request: consuming Request, instruments: Instruments) async -> Router.Outcome {
         let started = MonotonicClock.nanoseconds()
         let requestID = Router.requestID(from: request.headers["X-Request-Id"])
         let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
