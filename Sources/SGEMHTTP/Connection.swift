@@ -306,7 +306,7 @@ final class Connection: @unchecked Sendable {
         let router = core.router
         let instruments = core.instruments
         handlerTask = Task(executorPreference: loop) {
-            let outcome = await router.dispatch(request, instruments: instruments)
+            let outcome = await router.dispatch(request, instruments: instruments, setsRequestIDHeader: false)
             self.complete(outcome)
         }
     }
@@ -348,7 +348,8 @@ final class Connection: @unchecked Sendable {
         handlerTask = nil
         let response = outcome.response
         if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
-            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true))
+            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true,
+                                           requestID: outcome.context.requestID))
             guard state != .closed else { return }
             state = .upgraded
             deadline = 0
@@ -366,7 +367,8 @@ final class Connection: @unchecked Sendable {
         // once the buffer is empty.
         let keepAlive = head.keepAlive && !loop.shuttingDown
             && !response.headers.hasToken("Connection", "close")
-        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false))
+        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false,
+                                       requestID: outcome.context.requestID))
         if state == .closed { return }
         if !keepAlive {
             closeAfterFlush()

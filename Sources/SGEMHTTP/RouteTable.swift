@@ -66,7 +66,9 @@ public struct RouteTable: Sendable {
     }
 
     // `consuming`: the caller's request is moved in, so `var request` below does not copy it.
-    func dispatch(_ request: consuming Request, instruments: Instruments) async -> Router.Outcome {
+    /// With `setsRequestIDHeader` false the response does not carry `X-Request-Id`: the server
+    /// writes it from `context.requestID` while serialising (no copy of shared header arrays).
+    func dispatch(_ request: consuming Request, instruments: Instruments, setsRequestIDHeader: Bool = true) async -> Router.Outcome {
         let started = MonotonicClock.nanoseconds()
         let requestID = Router.requestID(from: request.headers["X-Request-Id"])
         let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
@@ -95,7 +97,7 @@ public struct RouteTable: Sendable {
             context.logger.error("unhandled error", ["error": String(describing: error)])
             response = .error(APIError(status: 500, code: "internal", message: "internal error; request id \(requestID)"))
         }
-        response.headers.set("X-Request-Id", requestID)
+        if setsRequestIDHeader { response.headers.set("X-Request-Id", requestID) }
         if request.method == .HEAD {
             if !response.body.isEmpty || !response.headers.contains("Content-Length") {
                 response.headers.set("Content-Length", String(response.body.count))
