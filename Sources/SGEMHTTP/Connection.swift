@@ -240,15 +240,15 @@ final class Connection: @unchecked Sendable {
                 secure = HTTPHeaders.equalsIgnoringCase(proto.trimmingASCIISpaces(), "https")
             }
         }
-        let request = Request(method: head.method, target: head.target, headers: head.headers,
-                              remoteAddress: remoteAddress, clientAddress: clientAddress, isSecure: secure)
-        pending = request
+        // Built in place: a local copy would retain and release every string and array in it.
+        pending = Request(method: head.method, target: head.target, headers: head.headers,
+                          remoteAddress: remoteAddress, clientAddress: clientAddress, isSecure: secure)
         let hasBody = head.chunked || (head.contentLength ?? 0) > 0
         guard hasBody else {
             dispatch()
             return
         }
-        bodyLimit = core.router.maxBodyBytes(method: head.method, path: request.path)
+        bodyLimit = core.router.maxBodyBytes(method: head.method, path: pending!.path)
         if let length = head.contentLength, length > bodyLimit {
             fail(.payloadTooLarge(limit: bodyLimit))
             return
@@ -295,8 +295,8 @@ final class Connection: @unchecked Sendable {
     }
 
     private func dispatch() {
-        guard var request = pending else { return }
-        pending = nil
+        // `take()` moves the request out: no copy of its strings and arrays to retain and release.
+        guard var request = pending.take() else { return }
         request.body = body
         body = []
         state = .handling
@@ -306,7 +306,7 @@ final class Connection: @unchecked Sendable {
         let router = core.router
         let instruments = core.instruments
         handlerTask = Task(executorPreference: loop) {
-            let outcome = await router.dispatch(request, instruments: instruments)
+            let outcome = await router.dispatch(request, instruments: instruments, setsRequestIDHeader: false)
             self.complete(outcome)
         }
     }
@@ -348,7 +348,8 @@ final class Connection: @unchecked Sendable {
         handlerTask = nil
         let response = outcome.response
         if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
-            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true))
+            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true,
+                                           requestID: outcome.context.requestID))
             guard state != .closed else { return }
             state = .upgraded
             deadline = 0
@@ -366,7 +367,8 @@ final class Connection: @unchecked Sendable {
         // once the buffer is empty.
         let keepAlive = head.keepAlive && !loop.shuttingDown
             && !response.headers.hasToken("Connection", "close")
-        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false))
+        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false,
+                                       requestID: outcome.context.requestID))
         if state == .closed { return }
         if !keepAlive {
             closeAfterFlush()

@@ -46,7 +46,7 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.router = router.build()
         self.logger = logger
-        self.instruments = Instruments(logger: logger, metrics: metrics)
+        self.instruments = Instruments(logger: logger, metrics: metrics, routeCount: self.router.routeCount)
         self.tls = tls
         openGauge = metrics.gauge("sgem_http_open_connections", help: "Open HTTP connections.")
         rejected = metrics.counter("sgem_http_connections_rejected_total", help: "Connections refused because the server was full.")

@@ -66,7 +66,24 @@ public struct HTTPHeaders: Sendable, Sequence {
     }
 
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        bytesEqualIgnoringCase(a.utf8, b.utf8)
+        // Lengths first (O(1) for native strings): most header names differ there. Then one
+        // pass over contiguous bytes, not the generic zip of two UTF-8 views.
+        guard a.utf8.count == b.utf8.count else { return false }
+        if let equal = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y in bytesEqualIgnoringCase(x, y) }
+        }), let equal { return equal }
+        return bytesEqualIgnoringCase(a.utf8, b.utf8)
+    }
+
+    static func bytesEqualIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count {
+            let x = a[i], y = b[i]
+            if x == y { continue }
+            // ASCII letters differ by 0x20 between cases.
+            guard x | 0x20 == y | 0x20, (x | 0x20) >= 0x61, (x | 0x20) <= 0x7A else { return false }
+        }
+        return true
     }
 
     static func bytesEqualIgnoringCase<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {

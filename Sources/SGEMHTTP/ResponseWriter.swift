@@ -1,6 +1,8 @@
 /// Serialises responses into one buffer so each is written with a single send.
 enum ResponseWriter {
-    static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool) -> [UInt8] {
+    /// With `requestID`, any `X-Request-Id` field is replaced by one carrying it, written after
+    /// the response's own fields (where `HTTPHeaders.set` would have put it).
+    static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160 + response.body.count + response.headers.count * 32)
         out.append(contentsOf: "HTTP/1.1 ".utf8)
@@ -15,8 +17,10 @@ enum ResponseWriter {
             if !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection") { continue }
             if HTTPHeaders.equalsIgnoringCase(name, "Date") { continue }
             if HTTPHeaders.equalsIgnoringCase(name, "Content-Length") && !(isHead && !bodyless) { continue }
+            if requestID != nil && HTTPHeaders.equalsIgnoringCase(name, "X-Request-Id") { continue }
             appendField(name, value, into: &out)
         }
+        if let requestID { appendField("X-Request-Id", requestID, into: &out) }
         if !bodyless && !isHead {
             out.append(contentsOf: "Content-Length: ".utf8)
             appendDecimal(response.body.count, into: &out)

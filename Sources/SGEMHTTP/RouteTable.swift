@@ -9,6 +9,8 @@ public struct RouteTable: Sendable {
     /// The global middleware composed around `context.terminal`.
     let chain: Handler
     let defaultMaxBodyBytes: Int
+    /// How many routes were registered (the size of `Instruments`' per-route series table).
+    let routeCount: Int
 
     init(routes: [Router.Route], global: [any Middleware], defaultMaxBodyBytes: Int) {
         let root = BuildNode()
@@ -45,6 +47,7 @@ public struct RouteTable: Sendable {
         self.staticNodes = staticPaths.mapValues { $0.frozen(&frozen) }
         self.chain = Router.compose(global) { request, context in try await context.terminal!(request, context) }
         self.defaultMaxBodyBytes = defaultMaxBodyBytes
+        routeCount = routes.count
     }
 
     /// Full in-process dispatch: routing, middleware, error rendering, HEAD. Never throws.
@@ -62,7 +65,10 @@ public struct RouteTable: Sendable {
         match(method: method, path: path).route?.maxBodyBytes ?? defaultMaxBodyBytes
     }
 
-    func dispatch(_ request: Request, instruments: Instruments) async -> Router.Outcome {
+    // `consuming`: the caller's request is moved in, so `var request` below does not copy it.
+    /// With `setsRequestIDHeader` false the response does not carry `X-Request-Id`: the server
+    /// writes it from `context.requestID` while serialising (no copy of shared header arrays).
+    func dispatch(_ request: consuming Request, instruments: Instruments, setsRequestIDHeader: Bool = true) async -> Router.Outcome {
         let started = MonotonicClock.nanoseconds()
         let requestID = Router.requestID(from: request.headers["X-Request-Id"])
         let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
@@ -91,14 +97,14 @@ public struct RouteTable: Sendable {
             context.logger.error("unhandled error", ["error": String(describing: error)])
             response = .error(APIError(status: 500, code: "internal", message: "internal error; request id \(requestID)"))
         }
-        response.headers.set("X-Request-Id", requestID)
+        if setsRequestIDHeader { response.headers.set("X-Request-Id", requestID) }
         if request.method == .HEAD {
             if !response.body.isEmpty || !response.headers.contains("Content-Length") {
                 response.headers.set("Content-Length", String(response.body.count))
             }
             response.body = []
         }
-        instruments.record(request: request, context: context, response: response, started: started)
+        instruments.record(request: request, context: context, response: response, started: started, matched: found.route)
         return Router.Outcome(response: response, context: context)
     }
 

@@ -21,6 +21,8 @@ public final class Router: Sendable {
         let maxBodyBytes: Int
         /// The handler already wrapped in its groups' middleware.
         let handler: Handler
+        /// Position in registration order: indexes the route's metric series in `Instruments`.
+        var ordinal = 0
     }
 
     struct State: Sendable {
@@ -79,6 +81,8 @@ public final class Router: Sendable {
     func add(_ route: Route) {
         state.withLock { state in
             precondition(state.built == nil, "route \(route.method.rawValue) \(route.pattern) added after the routes were frozen")
+            var route = route
+            route.ordinal = state.routes.count
             state.routes.append(route)
         }
     }
@@ -157,20 +161,34 @@ struct Instruments: Sendable {
     let logger: Logger
     let requests: Counter
     let duration: Histogram
+    /// Two per route ordinal (its own method, then HEAD answered by a GET route): the series a
+    /// matched request lands in, so the hot path neither builds a label array nor hashes one.
+    let routeSeries: [RouteSeries]
 
-    init(logger: Logger, metrics: MetricsRegistry) {
+    init(logger: Logger, metrics: MetricsRegistry, routeCount: Int = 0) {
         self.logger = logger
         requests = metrics.counter("sgem_http_requests_total", help: "HTTP requests answered.", labels: ["method", "route", "status"])
         duration = metrics.histogram("sgem_http_request_duration_seconds", help: "Time to produce an HTTP response.", labels: ["method", "route"])
+        routeSeries = (0..<2 * routeCount).map { _ in RouteSeries() }
     }
 
     static let standard = Instruments(logger: Logger(label: "http"), metrics: .shared)
 
-    func record(request: Request, context: RequestContext, response: Response, started: UInt64) {
+    func record(request: Request, context: RequestContext, response: Response, started: UInt64, matched: Router.Route? = nil) {
         let elapsed = MonotonicClock.nanoseconds() &- started
         let route = context.route ?? "unmatched"
-        requests.increment(by: 1, [request.method.rawValue, route, String(response.status)])
-        duration.observe(Double(elapsed) / 1e9, [request.method.rawValue, route])
+        let seconds = Double(elapsed) / 1e9
+        if let cached = series(for: matched, method: request.method) {
+            cached.duration(in: duration, method: request.method, route: route).observe(seconds)
+            if let counter = cached.counter(in: requests, method: request.method, route: route, status: response.status) {
+                counter.increment()
+            } else {
+                requests.increment(by: 1, [request.method.rawValue, route, String(response.status)])
+            }
+        } else {
+            requests.increment(by: 1, [request.method.rawValue, route, String(response.status)])
+            duration.observe(seconds, [request.method.rawValue, route])
+        }
         // Facts appended typed into one buffer: the access line is on every request's path.
         logger.log(.info, "request") { line in
             line.append("method", request.method.rawValue)
@@ -182,6 +200,61 @@ struct Instruments: Sendable {
             line.append("request.id", context.requestID)
             line.append("remote", request.remoteAddress)
         }
+    }
+
+    /// The cached series of `route` for `method`: its own method, or HEAD on a GET route.
+    private func series(for route: Router.Route?, method: HTTPMethod) -> RouteSeries? {
+        guard let route else { return nil }
+        let slot: Int
+        if method == route.method {
+            slot = 2 * route.ordinal
+        } else if method == .HEAD {
+            slot = 2 * route.ordinal + 1
+        } else {
+            return nil
+        }
+        return slot < routeSeries.count ? routeSeries[slot] : nil
+    }
+}
+
+/// One route's metric series for one method, each resolved from its family on first use and
+/// then read without a lock (`AtomicLazyReference`: every thread sees the same handle).
+final class RouteSeries: Sendable {
+    /// A lazily resolved counter series for one status.
+    final class StatusSlot: Sendable {
+        let series = AtomicLazyReference<CounterSeries>()
+    }
+
+    /// Statuses with a slot of their own; any other status takes the family's labelled lookup.
+    static let statuses: [Int] = [200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405,
+                                  409, 410, 412, 413, 415, 416, 422, 429, 500, 501, 502, 503, 504]
+
+    private let durationSeries = AtomicLazyReference<HistogramSeries>()
+    private let slots: [StatusSlot] = RouteSeries.statuses.map { _ in StatusSlot() }
+
+    func duration(in family: Histogram, method: HTTPMethod, route: String) -> HistogramSeries {
+        if let found = durationSeries.load() { return found }
+        return durationSeries.storeIfNil(family.series([method.rawValue, route]))
+    }
+
+    /// The counter series for `status`, or nil when the status has no slot.
+    func counter(in family: Counter, method: HTTPMethod, route: String, status: Int) -> CounterSeries? {
+        guard let index = RouteSeries.slotIndex(status) else { return nil }
+        let slot = slots[index]
+        if let found = slot.series.load() { return found }
+        return slot.series.storeIfNil(family.series([method.rawValue, route, String(status)]))
+    }
+
+    private static func slotIndex(_ status: Int) -> Int? {
+        // Binary search over the sorted table: no dictionary, no hashing.
+        var low = 0
+        var high = statuses.count - 1
+        while low <= high {
+            let mid = (low + high) / 2
+            if statuses[mid] == status { return mid }
+            if statuses[mid] < status { low = mid + 1 } else { high = mid - 1 }
+        }
+        return nil
     }
 }
 

@@ -135,8 +135,8 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all muta
                 var notice = LogLine(level: .warning, label: "log", message: "log lines dropped")
                 notice.append("log.dropped", lost)
                 notice.append("log.reason", "the log's reader did not keep up")
-                notice.bytes.append(0x0A)
-                notice.bytes.withUnsafeBytes { _ = BufferedLogSink.writeFully(fd, $0) }
+                notice.appendNewline()
+                notice.withBytes { _ = BufferedLogSink.writeFully(fd, $0) }
             }
             let written = batch.withUnsafeBytes { BufferedLogSink.writeFully(fd, $0) }
             if !written {

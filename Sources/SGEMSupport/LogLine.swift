@@ -3,71 +3,115 @@ import Glibc
 #endif
 import Synchronization
 
-/// One logfmt line being built: bytes appended into a single buffer, no string per field.
+/// One logfmt line being built: bytes written into a single buffer, no string per field.
 /// `Logger` starts it with `ts`, `level`, `module` and `msg`; callers add facts.
 public struct LogLine: Sendable {
+    /// Room reserved up front and written through a pointer (an Array append per field run
+    /// cost more than the bytes it copied); `used` of it hold the line.
+    private var storage: [UInt8]
+    private var used = 0
+
     /// The UTF-8 bytes so far, without a trailing newline.
-    public internal(set) var bytes: [UInt8]
+    public var bytes: [UInt8] { Array(storage[..<used]) }
+
+    /// Calls `body` with the bytes so far, without copying them.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<used])) }
+    }
 
     init(level: LogLevel, label: String, message: String) {
-        bytes = []
-        bytes.reserveCapacity(256)
-        append(raw: "ts=")
-        LogLine.appendTimestamp(to: &bytes)
-        append(raw: " level=")
+        storage = [UInt8](repeating: 0, count: 384)
+        put("ts=")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            let count = LogLine.writeTimestamp(into: buffer.baseAddress!)
+            put(UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+        put(" level=")
         append(raw: level.name)
-        append(raw: " module=")
+        put(" module=")
         appendValue(label)
-        append(raw: " msg=")
+        put(" msg=")
         appendValue(message)
     }
 
     /// An empty line (for quoting a value alone).
-    init(raw: Void) { bytes = [] }
+    init(raw: Void) { storage = [UInt8](repeating: 0, count: 64) }
 
     /// Adds ` key=value`, quoting `value` when logfmt needs it.
     public mutating func append(_ key: String, _ value: String) {
-        bytes.append(0x20)
+        put(0x20)
         append(raw: key)
-        bytes.append(0x3D)
+        put(0x3D)
         appendValue(value)
     }
 
     /// Adds ` key=<decimal integer>`.
     public mutating func append(_ key: String, _ value: Int) {
-        bytes.append(0x20)
+        put(0x20)
         append(raw: key)
-        bytes.append(0x3D)
+        put(0x3D)
         appendDecimal(value)
     }
 
     /// Adds ` key=<units / 10^scale>` with exactly `scale` decimals (durations without a Double).
     public mutating func append(_ key: String, fixedPoint units: Int, scale: Int) {
-        bytes.append(0x20)
+        put(0x20)
         append(raw: key)
-        bytes.append(0x3D)
+        put(0x3D)
         var divisor = 1
         for _ in 0..<scale { divisor *= 10 }
-        if units < 0 { bytes.append(0x2D) }
+        if units < 0 { put(0x2D) }
         let magnitude = units.magnitude
         appendDecimal(Int(magnitude / UInt(divisor)))
         guard scale > 0 else { return }
-        bytes.append(0x2E)
+        put(0x2E)
         let fraction = Int(magnitude % UInt(divisor))
         var place = divisor / 10
         while place > 0 {
-            bytes.append(UInt8(0x30 + fraction / place % 10))
+            put(UInt8(0x30 + fraction / place % 10))
             place /= 10
         }
     }
 
+    /// Adds a newline (a sink writing the line as is).
+    mutating func appendNewline() { put(0x0A) }
+
+    // MARK: Writing bytes
+
+    /// Makes room for `extra` more bytes.
+    private mutating func reserve(_ extra: Int) {
+        guard used + extra > storage.count else { return }
+        storage.append(contentsOf: repeatElement(0, count: max(storage.count, used + extra - storage.count)))
+    }
+
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        storage[used] = byte
+        used += 1
+    }
+
+    private mutating func put(_ text: StaticString) {
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func put(_ source: UnsafeBufferPointer<UInt8>) {
+        let count = source.count
+        guard count > 0 else { return }
+        reserve(count)
+        let at = used
+        storage.withUnsafeMutableBufferPointer { target in
+            (target.baseAddress! + at).update(from: source.baseAddress!, count: count)
+        }
+        used += count
+    }
+
     private mutating func append(raw text: String) {
-        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) { return done }
-        bytes.append(contentsOf: text.utf8)
+        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ put($0) }) { return done }
+        for b in text.utf8 { put(b) }
     }
 
     private mutating func appendDecimal(_ value: Int) {
-        if value < 0 { bytes.append(0x2D) }
+        if value < 0 { put(0x2D) }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits, no heap
         var count = 0
@@ -77,7 +121,7 @@ public struct LogLine: Sendable {
                 magnitude /= 10
                 count += 1
             } while magnitude > 0
-            bytes.append(contentsOf: raw[(24 - count)...])
+            put(UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[(24 - count)...]))
         }
     }
 
@@ -85,32 +129,34 @@ public struct LogLine: Sendable {
     /// characters are escaped so that one event is always one line.
     mutating func appendValue(_ value: String) {
         if let done: Void = value.utf8.withContiguousStorageIfAvailable({ appendValue(utf8: $0) }) { return done }
-        appendValue(utf8: Array(value.utf8))
+        Array(value.utf8).withUnsafeBufferPointer { appendValue(utf8: $0) }
     }
 
-    private mutating func appendValue<C: Collection>(utf8: C) where C.Element == UInt8 {
+    private mutating func appendValue(utf8: UnsafeBufferPointer<UInt8>) {
         // Bytes of multi-byte UTF-8 sequences are all >= 0x80: only ASCII needs looking at.
         let needsQuotes = utf8.isEmpty || utf8.contains { $0 <= 0x20 || $0 == 0x3D || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
         guard needsQuotes else {
-            bytes.append(contentsOf: utf8)
+            put(utf8)
             return
         }
-        bytes.append(0x22)
+        put(0x22)
         for b in utf8 {
             switch b {
-            case 0x22: bytes.append(0x5C); bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
-            case 0x0D: bytes.append(0x5C); bytes.append(0x72)
-            case 0x09: bytes.append(0x5C); bytes.append(0x74)
+            case 0x22: put(0x5C); put(0x22)
+            case 0x5C: put(0x5C); put(0x5C)
+            case 0x0A: put(0x5C); put(0x6E)
+            case 0x0D: put(0x5C); put(0x72)
+            case 0x09: put(0x5C); put(0x74)
             case 0..<0x20, 0x7F:
                 let hex: StaticString = "0123456789abcdef"
-                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 0xF)]])
+                put(0x5C); put(0x75); put(0x30); put(0x30)
+                put(hex.utf8Start[Int(b >> 4)])
+                put(hex.utf8Start[Int(b & 0xF)])
             default:
-                bytes.append(b)
+                put(b)
             }
         }
-        bytes.append(0x22)
+        put(0x22)
     }
 
     // MARK: Timestamps
@@ -125,6 +171,14 @@ public struct LogLine: Sendable {
 
     /// Appends `2026-11-30T20:24:06.123Z`, the calendar part reused within a second.
     static func appendTimestamp(to bytes: inout [UInt8], now: Timestamp = .now()) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            let count = writeTimestamp(into: buffer.baseAddress!, now: now)
+            bytes.append(contentsOf: buffer[..<count])
+        }
+    }
+
+    /// Writes the timestamp's 24 bytes at `out`; returns how many.
+    static func writeTimestamp(into out: UnsafeMutablePointer<UInt8>, now: Timestamp = .now()) -> Int {
         let prefix = secondCache.withLock { cache -> SIMD32<UInt8> in
             if cache.seconds != now.seconds {
                 cache.seconds = now.seconds
@@ -132,13 +186,14 @@ public struct LogLine: Sendable {
             }
             return cache.text
         }
-        for i in 0..<19 { bytes.append(prefix[i]) }
+        for i in 0..<19 { out[i] = prefix[i] }
         let millis = Int(now.nanoseconds / 1_000_000)
-        bytes.append(0x2E)
-        bytes.append(UInt8(0x30 + millis / 100))
-        bytes.append(UInt8(0x30 + millis / 10 % 10))
-        bytes.append(UInt8(0x30 + millis % 10))
-        bytes.append(0x5A)
+        out[19] = 0x2E
+        out[20] = UInt8(0x30 + millis / 100)
+        out[21] = UInt8(0x30 + millis / 10 % 10)
+        out[22] = UInt8(0x30 + millis % 10)
+        out[23] = 0x5A
+        return 24
     }
 
     private static func formatSecond(_ seconds: Int64) -> SIMD32<UInt8> {

@@ -137,7 +137,7 @@ public struct Logger: Sendable {
         for (key, value) in metadata { line.append(key, value) }
         addFacts(&line)
         let sink = self.sink ?? LogSettings.sink
-        line.bytes.withUnsafeBytes { sink.write(bytes: $0) }
+        line.withBytes { sink.write(bytes: $0) }
     }
 
     /// logfmt quoting: bare when safe, otherwise in double quotes with escapes; control characters

@@ -69,12 +69,35 @@ func formatNumber(_ v: Double) -> String {
     return String(v)
 }
 
+/// One label set's running total of a `Counter`: looked up once, then bumped without hashing
+/// a label array or taking a lock (hot paths keep the handle).
+public final class CounterSeries: Sendable {
+    /// The total's `Double` bit pattern, updated by compare-and-swap.
+    private let bits = Atomic<UInt64>(0)
+
+    init() {}
+
+    /// Adds `amount` to the total.
+    public func increment(by amount: Double = 1) {
+        var current = bits.load(ordering: .relaxed)
+        while true {
+            let next = (Double(bitPattern: current) + amount).bitPattern
+            let (exchanged, original) = bits.compareExchange(expected: current, desired: next, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
+
+    /// The total so far.
+    public var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
+}
+
 /// A monotonically increasing count, optionally split by labels.
 public final class Counter: MetricFamily {
     public let name: String
     let help: String
     let labelNames: [String]
-    private let values = Mutex<[[String]: Double]>([:])
+    private let values = Mutex<[[String]: CounterSeries]>([:])
 
     public init(name: String, help: String, labelNames: [String] = []) {
         self.name = name
@@ -82,18 +105,28 @@ public final class Counter: MetricFamily {
         self.labelNames = labelNames
     }
 
-    public func increment(by amount: Double = 1, _ labels: [String] = []) {
-        values.withLock { $0[labels, default: 0] += amount }
+    /// The series for `labels`, created (and from then on rendered) on first use.
+    public func series(_ labels: [String] = []) -> CounterSeries {
+        values.withLock { all in
+            if let series = all[labels] { return series }
+            let series = CounterSeries()
+            all[labels] = series
+            return series
+        }
     }
 
-    public func value(_ labels: [String] = []) -> Double { values.withLock { $0[labels] ?? 0 } }
+    public func increment(by amount: Double = 1, _ labels: [String] = []) {
+        series(labels).increment(by: amount)
+    }
+
+    public func value(_ labels: [String] = []) -> Double { values.withLock { $0[labels] }?.value ?? 0 }
 
     public func render(into out: inout String) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
         let snapshot = values.withLock { $0 }
         if snapshot.isEmpty && labelNames.isEmpty { out += "\(name) 0\n" }
-        for (labels, v) in snapshot.sorted(by: { $0.key.joined() < $1.key.joined() }) {
-            out += "\(name)\(renderLabels(labelNames, labels)) \(formatNumber(v))\n"
+        for (labels, series) in snapshot.sorted(by: { $0.key.joined() < $1.key.joined() }) {
+            out += "\(name)\(renderLabels(labelNames, labels)) \(formatNumber(series.value))\n"
         }
     }
 }
@@ -135,21 +168,45 @@ public final class Gauge: MetricFamily {
     }
 }
 
-/// Observations counted into cumulative buckets, with their sum and count.
-public final class Histogram: MetricFamily {
-    public static let defaultBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-
-    struct Series {
+/// One label set of a `Histogram`: looked up once, then observed without hashing a label array.
+/// Its own lock keeps buckets, sum and count consistent with each other for a render.
+public final class HistogramSeries: Sendable {
+    struct State: Sendable {
         var counts: [UInt64]
         var sum: Double = 0
         var count: UInt64 = 0
     }
 
+    let buckets: [Double]
+    private let state: Mutex<State>
+
+    init(buckets: [Double]) {
+        self.buckets = buckets
+        state = Mutex(State(counts: Array(repeating: 0, count: buckets.count + 1)))
+    }
+
+    /// Counts `value` into its bucket.
+    public func observe(_ value: Double) {
+        let index = buckets.firstIndex(where: { value <= $0 }) ?? buckets.count
+        state.withLock { state in
+            state.counts[index] += 1
+            state.sum += value
+            state.count += 1
+        }
+    }
+
+    var snapshot: State { state.withLock { $0 } }
+}
+
+/// Observations counted into cumulative buckets, with their sum and count.
+public final class Histogram: MetricFamily {
+    public static let defaultBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
     public let name: String
     let help: String
     let labelNames: [String]
     let buckets: [Double]
-    private let series = Mutex<[[String]: Series]>([:])
+    private let series = Mutex<[[String]: HistogramSeries]>([:])
 
     public init(name: String, help: String, labelNames: [String] = [], buckets: [Double] = Histogram.defaultBuckets) {
         self.name = name
@@ -158,26 +215,32 @@ public final class Histogram: MetricFamily {
         self.buckets = buckets.sorted()
     }
 
-    public func observe(_ value: Double, _ labels: [String] = []) {
-        let index = buckets.firstIndex(where: { value <= $0 }) ?? buckets.count
-        let empty = buckets.count + 1
+    /// The series for `labels`, created (and from then on rendered) on first use.
+    public func series(_ labels: [String] = []) -> HistogramSeries {
         series.withLock { all in
-            // Mutate in place: a copy-out/write-back would allocate a bucket array per call.
-            all[labels, default: Series(counts: Array(repeating: 0, count: empty))].counts[index] += 1
-            all[labels]!.sum += value
-            all[labels]!.count += 1
+            if let found = all[labels] { return found }
+            let made = HistogramSeries(buckets: buckets)
+            all[labels] = made
+            return made
         }
+    }
+
+    public func observe(_ value: Double, _ labels: [String] = []) {
+        series(labels).observe(value)
     }
 
     /// Number of observations and their sum for one label set.
     public func totals(_ labels: [String] = []) -> (count: UInt64, sum: Double) {
-        series.withLock { all in all[labels].map { ($0.count, $0.sum) } ?? (0, 0) }
+        guard let found = series.withLock({ $0[labels] }) else { return (0, 0) }
+        let state = found.snapshot
+        return (state.count, state.sum)
     }
 
     public func render(into out: inout String) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
-        let snapshot = series.withLock { $0 }
-        for (labels, s) in snapshot.sorted(by: { $0.key.joined() < $1.key.joined() }) {
+        let all = series.withLock { $0 }
+        for (labels, series) in all.sorted(by: { $0.key.joined() < $1.key.joined() }) {
+            let s = series.snapshot
             var cumulative: UInt64 = 0
             for (i, bound) in buckets.enumerated() {
                 cumulative += s.counts[i]

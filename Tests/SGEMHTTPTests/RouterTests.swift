@@ -233,3 +233,17 @@ struct RouterTests {
         #expect(headers.count == 1)
     }
 }
+
+@Suite struct ResponseWriterTests {
+    /// The server writes the request id itself: one `X-Request-Id` field, after the handler's
+    /// own fields, replacing any the handler set (what `HTTPHeaders.set` did before).
+    @Test func writesTheRequestIDOnceAfterTheHandlersFields() {
+        let response = Response(status: 200, headers: HTTPHeaders([("X-Request-Id", "handler"), ("Content-Type", "text/plain")]),
+                                body: Array("hi".utf8))
+        let head = RequestHead(method: .GET, target: "/", minorVersion: 1, headers: HTTPHeaders())
+        let text = String(decoding: ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: false, requestID: "rid-1"),
+                          as: UTF8.self)
+        #expect(text.contains("Content-Type: text/plain\r\nX-Request-Id: rid-1\r\nContent-Length: 2\r\n\r\nhi"))
+        #expect(!text.contains("handler"))
+    }
+}

@@ -87,6 +87,23 @@ import Testing
         #expect(text.contains("t_open 7\n"))
         #expect(registry.counter("t_requests_total", help: "again", labels: ["route"]) === c)
     }
+
+    @Test func seriesHandlesShareTheLabelledTotals() {
+        let registry = MetricsRegistry()
+        let c = registry.counter("t_hits_total", help: "Hits.", labels: ["route"])
+        let handle = c.series(["/b"])
+        handle.increment()
+        c.increment(by: 2, ["/b"])
+        #expect(c.series(["/b"]) === handle)
+        #expect(c.value(["/b"]) == 3)
+        let h = registry.histogram("t_wait_seconds", help: "Wait.", labels: ["route"], buckets: [1])
+        h.series(["/b"]).observe(0.5)
+        h.observe(2, ["/b"])
+        #expect(h.totals(["/b"]) == (count: 2, sum: 2.5))
+        let text = registry.render()
+        #expect(text.contains("t_hits_total{route=\"/b\"} 3\n"))
+        #expect(text.contains("t_wait_seconds_bucket{route=\"/b\",le=\"1\"} 1\n"))
+    }
 }
 
 @Suite struct BlockingPoolTests {
