@@ -15,7 +15,8 @@ CONNECTIONS="${BENCH_IDLE_CONNECTIONS:-1000}"
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge $((CONNECTIONS + 256)) ] ||
   bench_fail "open-file limit $(ulimit -n) is too low for $CONNECTIONS connections"
 
-bench_start_sgem memory "" --
+# 1,000 connections from one address: past the per-address default (256) on purpose.
+bench_start_sgem memory "" -- --max-connections-per-address 0
 sgem="$("$BENCH_PYTHON" "$BENCH_DIR/idle_conns.py" "$SGEM_PORT" "$CONNECTIONS" "$SGEM_PID")" ||
   bench_fail "holding $CONNECTIONS connections to sgem-server failed"
 bench_check_alive "$SGEM_PID" memory "$SGEM_LOG"
