@@ -21,17 +21,8 @@ func startServer(_ dir: TempDir, extra: [String] = []) throws -> (Subprocess, In
 /// Sends `batches` × `perBatch` pipelined `GET /healthz` on one keep-alive connection, reading
 /// each batch's answers before the next; returns how many 200s came back.
 func pipelinedHealthChecks(port: Int, batches: Int, perBatch: Int) throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed") }
+    let fd = try connectLoopback(port: port, timeout: 5)
     defer { close(fd) }
-    var tv = timeval(tv_sec: 5, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = in_port_t(UInt16(port).bigEndian)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    guard ok == 0 else { throw TestFailure("connect failed: errno \(errno)") }
     let batch = Array(String(repeating: "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", count: perBatch).utf8)
     let marker = Array("HTTP/1.1 200 ".utf8)
     var answered = 0

@@ -59,14 +59,11 @@ public struct WireResponse: Sendable {
     public var errorCode: String? { (try? json())?["error"]?["code"]?.stringValue }
 }
 
-/// One blocking HTTP/1.1 exchange with 127.0.0.1:`port` over a new connection
-/// (`Connection: close`), with a receive timeout. A server that answers early (413) and closes
-/// before the whole body is sent still yields its response.
-public func httpRequest(port: Int, method: String = "GET", path: String, headers: [(String, String)] = [],
-                        body: [UInt8] = [], timeout: Int = 20) throws -> WireResponse {
+/// A blocking TCP connection to 127.0.0.1:`port` whose reads give up after `timeout` seconds;
+/// the caller closes it.
+public func connectLoopback(port: Int, timeout: Int = 20) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TestFailure("socket failed") }
-    defer { close(fd) }
     var tv = timeval(tv_sec: timeout, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     var addr = sockaddr_in()
@@ -74,7 +71,21 @@ public func httpRequest(port: Int, method: String = "GET", path: String, headers
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    guard ok == 0 else { throw TestFailure("connect to \(port) failed: errno \(errno)") }
+    guard ok == 0 else {
+        let code = errno
+        close(fd)
+        throw TestFailure("connect to \(port) failed: errno \(code)")
+    }
+    return fd
+}
+
+/// One blocking HTTP/1.1 exchange with 127.0.0.1:`port` over a new connection
+/// (`Connection: close`), with a receive timeout. A server that answers early (413) and closes
+/// before the whole body is sent still yields its response.
+public func httpRequest(port: Int, method: String = "GET", path: String, headers: [(String, String)] = [],
+                        body: [UInt8] = [], timeout: Int = 20) throws -> WireResponse {
+    let fd = try connectLoopback(port: port, timeout: timeout)
+    defer { close(fd) }
     var head = "\(method) \(path) HTTP/1.1\r\n"
     if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1:\(port)\r\n" }
     head += "Connection: close\r\n"
