@@ -245,8 +245,22 @@ public enum Application {
 
     /// Opens the database and applies pending migrations, creating it when there is none yet.
     /// A file that is not an sgem-server database, or fails SQLite's quick check, is refused.
+    /// Only here (serve, migrate): `check` runs the full integrity check itself, and backups and
+    /// admin verbs work on the database a server already checked at its start.
     static func openMigratedStore(_ configuration: Configuration, report: (String) -> Void = { _ in }) async throws -> Store {
         let store = try await openStore(configuration, creating: true)
+        let path = configuration.databasePath
+        let problems: [String]
+        do {
+            problems = try await store.quickCheck()
+        } catch {
+            await store.close()
+            throw CommandError.failure("cannot read \(path): \(error)")
+        }
+        if let first = problems.first {
+            await store.close()
+            throw CommandError.failure("\(path) fails SQLite's quick check (\(first)); restore a backup with '\(name) restore --from FILE'")
+        }
         do {
             for id in try await store.migrate(allMigrations(configuration)) { report(id) }
         } catch {
@@ -262,8 +276,8 @@ public enum Application {
     }
 
     /// Opens the store after checking that the file is sgem-server's: a missing or empty file is
-    /// created only when `creating`; anything else must be an sgem database that passes SQLite's
-    /// quick check. Nothing is created or changed on the way to a refusal.
+    /// created only when `creating`; anything else must be an sgem database. Nothing is created
+    /// or changed on the way to a refusal.
     static func openStore(_ configuration: Configuration, creating: Bool) async throws -> Store {
         let path = configuration.databasePath
         let kind: DatabaseFileKind
@@ -292,17 +306,6 @@ public enum Application {
             store = try Store(path: path, configuration: storeConfiguration, logger: Logger(label: "store"))
         } catch {
             throw CommandError.failure("cannot open \(path): \(error)")
-        }
-        let problems: [String]
-        do {
-            problems = try await store.quickCheck()
-        } catch {
-            await store.close()
-            throw CommandError.failure("cannot read \(path): \(error)")
-        }
-        if let first = problems.first {
-            await store.close()
-            throw CommandError.failure("\(path) fails SQLite's quick check (\(first)); restore a backup with '\(name) restore --from FILE'")
         }
         return store
     }
