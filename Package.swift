@@ -29,11 +29,12 @@ let package = Package(
         // Modules: each depends on the platform layers, never on another module.
         .target(name: "SGEMSystem", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMCompany", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
+        .target(name: "SGEMNotices", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMAccounts", dependencies: ["COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
 
         // Assembly and entry point.
         .target(name: "SGEMApp", dependencies: ["CSQLite", "COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
-                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMAccounts"]),
+                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMNotices", "SGEMAccounts"]),
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
@@ -45,6 +46,7 @@ let package = Package(
         .testTarget(name: "SGEMSystemTests", dependencies: ["SGEMTestSupport", "SGEMSystem", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),
         .testTarget(name: "SGEMAccountsTests", dependencies: ["SGEMTestSupport", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
+        .testTarget(name: "SGEMNoticesTests", dependencies: ["SGEMTestSupport", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
         .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
     ],
     swiftLanguageModes: [.v6]

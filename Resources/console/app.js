@@ -90,7 +90,7 @@ function drawNav(current) {
     "aria-current": page.route === current ? "page" : null,
     dataset: { page: page.id },
   }, title(page)));
-  nav.replaceChildren(...state.pages.filter((p) => !p.adminOnly).map(link));
+  nav.replaceChildren(...state.pages.filter((p) => !p.adminOnly && p.inNavigation !== false).map(link));
   const adminPages = isAdmin() ? state.pages.filter((p) => p.adminOnly) : [];
   adminNav.replaceChildren(...adminPages.map(link));
   adminNav.hidden = adminPages.length === 0;

@@ -257,4 +257,12 @@ struct AccountsDirectory: UserDirectory {
 
     func user(id: Int64) async throws -> DirectoryUser? { try await service.user(id: id)?.directoryUser }
     func activeAdminIDs() async throws -> [Int64] { try await service.activeAdminIDs() }
+    func activeUserCount() async throws -> Int {
+        let repository = service.repository
+        return try await service.store.read { db in try repository.userCounts(db).active }
+    }
+    func usersCreated(after time: Timestamp) async throws -> Int {
+        let repository = service.repository
+        return try await service.store.read { db in try repository.usersCreated(db, after: time) }
+    }
 }

@@ -56,6 +56,10 @@ struct AccountsRepository: Sendable {
         return (counts?.int("total") ?? 0, counts?.int("active") ?? 0)
     }
 
+    func usersCreated(_ db: Database, after time: Timestamp) throws -> Int {
+        try db.queryOne("SELECT COUNT(*) AS n FROM accounts_users WHERE created_at > ?", time.milliseconds)?.int("n") ?? 0
+    }
+
     func activeAdminIDs(_ db: Database) throws -> [Int64] {
         try db.query("SELECT id FROM accounts_users WHERE role = 'admin' AND active = 1 ORDER BY id").compactMap { $0.int64("id") }
     }

@@ -2,6 +2,7 @@ import SGEMAccounts
 import SGEMCompany
 import SGEMConsole
 import SGEMCore
+import SGEMNotices
 import SGEMSystem
 
 /// The one place that lists sgem-server's modules, the benchmark module included (it joins the
@@ -11,6 +12,7 @@ func allModules() -> [any Module] {
     let features: [any Module] = [
         CompanyModule(),
         AccountsModule(),
+        NoticesModule(),
         BenchModule(),
     ]
     // The console lists every module's screens; they are known before anything boots.

@@ -39,7 +39,8 @@ struct ConsoleRuntime: ModuleRuntime {
                                                    responses: [ResponseDoc(status: 200, description: "The pages", schema: ["type": "object"])])) { _, _ in
             let items: [JSONValue] = pages.map { p in
                 ["id": .string(p.id), "title": .string(p.title), "titleES": .string(p.titleES), "route": .string(p.route),
-                 "script": .string("/assets/" + p.script), "order": .number(Double(p.order)), "adminOnly": .bool(p.adminOnly)]
+                 "script": .string("/assets/" + p.script), "order": .number(Double(p.order)), "adminOnly": .bool(p.adminOnly),
+                 "inNavigation": .bool(p.inNavigation)]
             }
             return .json(["items": .array(items)] as JSONValue)
         }

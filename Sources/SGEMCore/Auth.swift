@@ -1,4 +1,5 @@
 import SGEMHTTP
+import SGEMSupport
 
 /// A user's role in the company.
 public enum UserRole: String, Sendable, Codable, CaseIterable {
@@ -134,4 +135,8 @@ public protocol UserDirectory: Sendable {
     func user(id: Int64) async throws -> DirectoryUser?
     /// The ids of every active admin.
     func activeAdminIDs() async throws -> [Int64]
+    /// How many users are active now.
+    func activeUserCount() async throws -> Int
+    /// How many users (active or not) were created after `time`.
+    func usersCreated(after time: Timestamp) async throws -> Int
 }

@@ -11,8 +11,11 @@ public struct ConsolePage: Sendable, Equatable {
     public let script: String
     public let order: Int
     public let adminOnly: Bool
+    /// Listed in the navigation; false for pages reached from another (a person's page).
+    public let inNavigation: Bool
 
-    public init(id: String, title: String, titleES: String, route: String, script: String, order: Int, adminOnly: Bool = false) {
+    public init(id: String, title: String, titleES: String, route: String, script: String, order: Int, adminOnly: Bool = false,
+                inNavigation: Bool = true) {
         self.id = id
         self.title = title
         self.titleES = titleES
@@ -20,6 +23,7 @@ public struct ConsolePage: Sendable, Equatable {
         self.script = script
         self.order = order
         self.adminOnly = adminOnly
+        self.inNavigation = inNavigation
     }
 }
 

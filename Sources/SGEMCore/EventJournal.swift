@@ -1,0 +1,52 @@
+import SGEMStore
+import SGEMSupport
+
+/// Who may receive a realtime event. Checked again at delivery and at replay against the
+/// reader's rights as they are then; this is only the first filter.
+public enum EventAudience: Sendable, Equatable {
+    /// Every active user (a company notice).
+    case everyone
+    /// One user (their holiday notice or request).
+    case user(Int64)
+    /// Every active admin.
+    case admins
+    /// The members of one chat.
+    case chat(Int64)
+}
+
+/// One event of the realtime stream (`message.created`, `notice.created`, …) as a module records it.
+public struct RealtimeEvent: Sendable, Equatable {
+    public let type: String
+    public let audience: EventAudience
+    /// The frame's `data` object.
+    public let data: JSONValue
+
+    public init(type: String, audience: EventAudience, data: JSONValue) {
+        self.type = type
+        self.audience = audience
+        self.data = data
+    }
+}
+
+/// A recorded event: its id is its position in the stream.
+public struct RecordedEvent: Sendable, Equatable {
+    public let id: Int64
+    public let event: RealtimeEvent
+    public let at: Timestamp
+
+    public init(id: Int64, event: RealtimeEvent, at: Timestamp) {
+        self.id = id
+        self.event = event
+        self.at = at
+    }
+}
+
+/// The durable realtime stream: events are appended inside the write transaction of the change
+/// they report, so an acknowledged change always has its event, across restarts too. Published
+/// by the system module; the realtime hub tails it.
+public protocol EventJournal: Sendable {
+    /// Appends `event` in the caller's write transaction; returns its id.
+    func append(_ event: RealtimeEvent, in db: Database) throws -> Int64
+    /// Events with id greater than `after`, oldest first, at most `limit`.
+    func events(after: Int64, limit: Int) async throws -> [RecordedEvent]
+}
