@@ -50,7 +50,7 @@ test-swift:
 	$(SWIFT) test --skip-build
 
 test-browser: release
-	@scripts/bootstrap.sh test
+	@BROWSER_PYTHON=$(PYTHON) scripts/bootstrap.sh test
 	$(PYTHON) scripts/browser/run.py --binary $(BIN_RELEASE)
 
 # The served OpenAPI document validates against the OpenAPI 3.0 schema (openapi-spec-validator, PyPI).

@@ -30,14 +30,19 @@ install_python_tools() {
   [ "$profile" = test ] || return 0
   pip_install openapi-spec-validator openapi_spec_validator
   pip_install schemathesis schemathesis
+  # The browser tests' accessibility check (axe-core, bundled in the package) goes into the
+  # python the browser tests run with: Debian's, next to its selenium (the Makefile's PYTHON).
+  PIP_PYTHON="${BROWSER_PYTHON:-/usr/bin/python3}" pip_install axe-selenium-python axe_selenium_python
 }
 
-# pip_install PACKAGE MODULE: installs PACKAGE unless MODULE already imports.
+# pip_install PACKAGE MODULE: installs PACKAGE unless MODULE already imports (into $PIP_PYTHON,
+# by default the python3 on PATH).
 pip_install() {
-  python3 -c "import $2" >/dev/null 2>&1 && return 0
+  local py="${PIP_PYTHON:-python3}"
+  "$py" -c "import $2" >/dev/null 2>&1 && return 0
   echo "bootstrap: installing $1 (PyPI)"
-  python3 -m pip install --quiet --disable-pip-version-check "$1" >/tmp/sgem-bootstrap-pip.log 2>&1 \
-    || python3 -m pip install --quiet --break-system-packages "$1" >>/tmp/sgem-bootstrap-pip.log 2>&1 \
+  "$py" -m pip install --quiet --disable-pip-version-check "$1" >/tmp/sgem-bootstrap-pip.log 2>&1 \
+    || "$py" -m pip install --quiet --break-system-packages "$1" >>/tmp/sgem-bootstrap-pip.log 2>&1 \
     || { tail -5 /tmp/sgem-bootstrap-pip.log >&2; echo "bootstrap: pip install $1 failed" >&2; exit 1; }
 }
 

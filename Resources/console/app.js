@@ -1,13 +1,15 @@
 // The console's shell: who is logged in, the navigation (the pages the server's modules
-// registered, plus the sections still to come), the language switch and hash routing. Each
-// screen is an ES module under screens/ exporting render(root, ctx) → optional cleanup.
-import { get, post, csrfToken, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
-import { t, lang, setLang, onLangChange } from "./i18n.js";
+// registered, plus the sections still to come), the unread-notices badge, the language (the
+// account's own once logged in) and hash routing. Each screen is an ES module under screens/
+// exporting render(root, ctx) → optional cleanup. /setup shows the first-run form instead.
+import { get, post, patch, csrfToken, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
+import { t, lang, setLang, onLangChange, supported, tn } from "./i18n.js";
 import { h, avatar } from "./dom.js";
 
 // Every section of the product. A page a module registers with the same id replaces the
 // placeholder, so sections light up as their modules land without touching this list.
 const sections = [
+  { id: "home", route: "#/home", key: "nav.home", order: 5 },
   { id: "directory", route: "#/directory", key: "nav.directory", order: 10 },
   { id: "holidays", route: "#/holidays", key: "nav.holidays", order: 20 },
   { id: "notices", route: "#/notices", key: "nav.notices", order: 30 },
@@ -20,7 +22,9 @@ const sections = [
 ];
 const soonScript = "/assets/screens/soon.js";
 const loginScript = "/assets/screens/login.js";
-const home = "#/directory";
+const setupScript = "/assets/screens/setup.js";
+const home = "#/home";
+const unreadRefreshMs = 60_000;
 
 const state = {
   me: null,
@@ -29,6 +33,9 @@ const state = {
   returnTo: null,     // where to go after logging in
   cleanup: null,
   generation: 0,      // bumps on every render so late async work can tell it is stale
+  unread: 0,          // unread notices, shown on "Notices"
+  unreadTimer: null,
+  setup: false,       // on /setup: the first-run form instead of the routes
 };
 
 const $ = (id) => document.getElementById(id);
@@ -89,12 +96,44 @@ function drawNav(current) {
     href: page.route,
     "aria-current": page.route === current ? "page" : null,
     dataset: { page: page.id },
-  }, title(page)));
+  }, title(page), page.id === "notices" && !page.soon ? unreadBadge() : null));
   nav.replaceChildren(...state.pages.filter((p) => !p.adminOnly && p.inNavigation !== false).map(link));
   const adminPages = isAdmin() ? state.pages.filter((p) => p.adminOnly) : [];
   adminNav.replaceChildren(...adminPages.map(link));
   adminNav.hidden = adminPages.length === 0;
   $("nav-admin-title").hidden = adminPages.length === 0;
+}
+
+/// The count on "Notices": the digits for the eye, "3 unread" for a screen reader.
+function unreadBadge() {
+  if (!state.unread) return null;
+  const words = tn("nav.unread", state.unread);
+  return h("span.nav-badge", { id: "nav-unread", title: words },
+    h("span", { "aria-hidden": "true" }, state.unread > 99 ? "99+" : String(state.unread)),
+    h("span.sr-only", {}, ", " + words));
+}
+
+/// Asks the server how many notices are unread and redraws the badge when it changed.
+async function refreshUnread() {
+  if (!state.me || !state.pages.some((p) => p.id === "notices" && !p.soon)) return;
+  try {
+    const result = await get("/notices?limit=1", { quiet401: true });
+    const count = Number(result?.unreadCount) || 0;
+    if (count !== state.unread) {
+      state.unread = count;
+      drawNav(currentRoute());
+    }
+  } catch { /* the badge keeps its last value */ }
+}
+
+function startUnreadTimer() {
+  clearInterval(state.unreadTimer);
+  state.unreadTimer = state.me ? setInterval(refreshUnread, unreadRefreshMs) : null;
+}
+
+/// Logged in, the account's language drives the console (not remembered as this device's choice).
+function followAccountLanguage(user) {
+  if (user && supported(user.language) && user.language !== lang()) setLang(user.language, { remember: false });
 }
 
 function setMenu(open) {
@@ -106,7 +145,8 @@ function setMenu(open) {
 function setMe(user) {
   state.me = user;
   drawHeader();
-  drawNav(location.hash);
+  drawNav(currentRoute());
+  followAccountLanguage(user);
 }
 
 function currentRoute() {
@@ -114,7 +154,14 @@ function currentRoute() {
   return hash.startsWith("#/") ? hash.split("?")[0] : "";
 }
 
+function routeParams() {
+  const hash = location.hash || "";
+  const at = hash.indexOf("?");
+  return new URLSearchParams(at >= 0 ? hash.slice(at + 1) : "");
+}
+
 async function render() {
+  if (state.setup) { await renderSetup(); return; }
   const route = currentRoute();
   if (!state.me && route !== "#/login") {
     if (route && route !== "#/login") state.returnTo = route;
@@ -153,10 +200,13 @@ async function render() {
   const ctx = {
     me: state.me,
     page: { ...page, title: title(page) },
+    params: routeParams(),
     isAdmin: isAdmin(),
     alive: () => generation === state.generation,
     setMe,
     login,
+    refreshUnread,
+    hasPage: (id) => state.pages.some((p) => p.id === id && !p.soon),
     navigate: (hash) => { location.hash = hash; },
     takeFlash: () => { const f = state.flash; state.flash = null; return f; },
   };
@@ -170,6 +220,26 @@ async function render() {
   if (generation === state.generation && (document.activeElement === document.body || !main.contains(document.activeElement))) {
     main.focus({ preventScroll: true });
   }
+  refreshUnread();
+}
+
+/// The first-run page: its own screen, whatever the session; on success the new admin is
+/// logged in and lands on Home.
+async function renderSetup() {
+  const generation = ++state.generation;
+  const main = $("main");
+  drawHeader();
+  $("sidebar").hidden = true;
+  document.title = `${t("setup.title")} · sgem`;
+  const module = await import(setupScript);
+  if (generation !== state.generation) return;
+  main.replaceChildren();
+  main.dataset.screen = "setup";
+  await module.render(main, {
+    alive: () => generation === state.generation,
+    token: state.setupToken,
+    started: startSession,
+  });
 }
 
 /// Logs in; on success remembers the CSRF token and opens where the user was going.
@@ -177,15 +247,44 @@ async function login(loginName, password) {
   const session = await post("/auth/login", { login: loginName, password });
   setCsrfToken(session.csrfToken);
   state.me = session.user;
+  startUnreadTimer();
   const target = state.returnTo || home;
   state.returnTo = null;
   location.hash = target;
+  followAccountLanguage(session.user);
+}
+
+/// After the first-run form: the session it returned, the console's usual address, Home.
+async function startSession(session) {
+  setCsrfToken(session.csrfToken);
+  state.me = session.user;
+  state.setup = false;
+  state.setupToken = null;
+  // The operator set the server up in this language: make it the account's too.
+  if (session.user.language !== lang()) {
+    try { state.me = await patch("/me", { language: lang() }); } catch { /* stays the server's default */ }
+  }
+  startUnreadTimer();
+  history.replaceState(null, "", "/" + home);
+  await render();
+}
+
+/// The language switch: logged in, it is the account's setting (saved with PATCH /me), so
+/// another browser logging in as the same person speaks it too.
+async function chooseLanguage(code) {
+  setLang(code);
+  if (!state.me || state.me.language === code) return;
+  try {
+    state.me = await patch("/me", { language: code });
+  } catch { /* switched here; the account keeps its language until the next try */ }
 }
 
 async function logout() {
   try { await post("/auth/logout"); } catch { /* the session is forgotten here either way */ }
   setCsrfToken(null);
   state.me = null;
+  state.unread = 0;
+  startUnreadTimer();
   state.flash = "login.loggedOut";
   location.hash = "#/login";
 }
@@ -199,14 +298,37 @@ setUnauthenticatedHandler(() => {
   location.hash = "#/login";
 });
 
+/// Reads the one-time token from /setup#token=… and takes it out of the address bar (and history).
+function readSetupToken() {
+  if (location.pathname !== "/setup") return;
+  state.setup = true;
+  const params = new URLSearchParams((location.hash || "").replace(/^#/, ""));
+  state.setupToken = params.get("token") || null;
+  history.replaceState(null, "", "/setup");
+}
+
+function registerServiceWorker() {
+  // Only where the browser allows it (HTTPS, or localhost); the console works the same without.
+  if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
+  navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => { /* no offline page, nothing else lost */ });
+}
+
 async function boot() {
+  readSetupToken();
   translateStatic();
-  $("lang").addEventListener("change", (e) => setLang(e.target.value));
+  $("lang").addEventListener("change", (e) => chooseLanguage(e.target.value));
+  // The skip link moves focus to the content without touching the route in the address.
+  $("skip").addEventListener("click", (e) => {
+    e.preventDefault();
+    $("main").focus();
+    $("main").scrollIntoView();
+  });
   $("logout").addEventListener("click", logout);
   $("menu-toggle").addEventListener("click", () => setMenu($("menu-toggle").getAttribute("aria-expanded") !== "true"));
   $("sidebar").addEventListener("click", (e) => { if (e.target.closest("a")) setMenu(false); });
   onLangChange(() => { translateStatic(); render(); });
   window.addEventListener("hashchange", render);
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshUnread(); });
 
   const [pages] = await Promise.all([
     loadPages(),
@@ -217,6 +339,9 @@ async function boot() {
       : Promise.resolve(),
   ]);
   state.pages = pages;
+  followAccountLanguage(state.me);
+  startUnreadTimer();
+  registerServiceWorker();
   await render();
 }
 

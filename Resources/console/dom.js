@@ -1,6 +1,8 @@
 // Small DOM helpers. Everything is built with createElement and textContent, so data from the
 // server is never parsed as HTML.
-import { t, fieldProblem } from "./i18n.js";
+import { t, fieldProblem, dateTime } from "./i18n.js";
+import { put, del } from "./api.js";
+import { twitterURL, linkedinURL, telURL, mailtoURL } from "./links.js";
 
 /// h("p.note", {id: "x", onclick: fn}, "text", child, ...) → an element.
 export function h(tag, attrs = {}, ...children) {
@@ -36,6 +38,15 @@ export function field(label, input, hint) {
   const hintEl = hint ? h("p.hint", { id: `${id}-hint` }, hint) : null;
   const describedBy = [hintEl && `${id}-hint`, `${id}-error`].filter(Boolean).join(" ");
   input.setAttribute("aria-describedby", describedBy);
+  // A problem shown for a field goes away as soon as the person changes the field.
+  const clear = () => {
+    if (error.hidden) return;
+    error.hidden = true;
+    error.textContent = "";
+    input.removeAttribute("aria-invalid");
+  };
+  input.addEventListener("input", clear);
+  input.addEventListener("change", clear);
   const wrap = input.type === "checkbox"
     ? h("div.field.check", {}, input, h("label", { for: id }, label), hintEl, error)
     : h("div.field", {}, h("label", { for: id }, label), input, hintEl, error);
@@ -51,8 +62,10 @@ export function showFieldErrors(fields, problems = {}) {
     if (problem) f.input.setAttribute("aria-invalid", "true");
     else f.input.removeAttribute("aria-invalid");
   }
-  const first = Object.keys(problems).map((n) => fields[n]).find(Boolean);
+  // Focus the first invalid field in the form's own order (not the order the server listed them).
+  const first = Object.entries(fields).find(([name]) => problems[name])?.[1];
   if (first) first.input.focus();
+  return Boolean(first);
 }
 
 /// A status line: set(kind, text) with kind "ok", "bad" or "" (neutral); set() hides it.
@@ -95,4 +108,110 @@ export function copyButton(text, input) {
     button.textContent = t("admin.copied");
   });
   return button;
+}
+
+/// Plain text as nodes: line breaks kept (the element gets `white-space: pre-wrap` from .text),
+/// and http(s) URLs made into links that open apart from the console. Nothing is parsed as HTML.
+export function richText(text, tag = "p.text") {
+  const el = h(tag);
+  const source = String(text ?? "");
+  const pattern = /\bhttps?:\/\/[^\s<>"']+/gi;
+  let last = 0;
+  for (const match of source.matchAll(pattern)) {
+    // Sentence punctuation after a URL belongs to the sentence.
+    const raw = match[0].replace(/[.,;:!?)\]]+$/, "");
+    const start = match.index;
+    let url = null;
+    try { url = new URL(raw); } catch { /* not a URL after all: stays text */ }
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) continue;
+    if (start > last) el.append(document.createTextNode(source.slice(last, start)));
+    el.append(h("a", { href: url.href, rel: "noopener noreferrer", target: "_blank" }, raw));
+    last = start + raw.length;
+  }
+  if (last < source.length) el.append(document.createTextNode(source.slice(last)));
+  return el;
+}
+
+/// A <time> with the reader's local date and time, the exact instant in its datetime attribute.
+export function when(iso) {
+  return h("time", { datetime: iso }, dateTime(iso));
+}
+
+/// A page-level message that cannot be used (a failed load), as an alert.
+export function failure(error, fallback) {
+  return h("p.notice.bad", { role: "alert" }, error && error.describe ? error.describe() : fallback);
+}
+
+/// An error in words for people: the server's, or "cannot be reached".
+export function errorText(error) {
+  return error && typeof error.describe === "function" ? error.describe() : t("err.network");
+}
+
+/// Sends a form: the button waits; on failure a 422's problems (plus `problems(error)`, for
+/// codes such as email_taken) show next to their fields, the first one focused, and the error in
+/// words goes to `status`. Resolves to {ok, result} or {ok: false, error}.
+export async function submitForm({ button, fields, status, problems }, send) {
+  button.disabled = true;
+  try {
+    const result = await send();
+    showFieldErrors(fields, {});
+    return { ok: true, result };
+  } catch (error) {
+    showFieldErrors(fields, { ...(error?.fields ?? {}), ...(problems ? problems(error) : {}) });
+    status.set("bad", errorText(error));
+    return { ok: false, error };
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/// Links to reach someone: email, phone, and their X and LinkedIn profiles (safe URLs only).
+export function contactLinks(user, name) {
+  const outside = (href, label, text, cls) => h("a." + cls, { href, target: "_blank", rel: "noopener noreferrer", "aria-label": label, title: label }, text);
+  const links = [];
+  const mail = mailtoURL(user.email);
+  if (mail) links.push(h("a.contact.email", { href: mail, "aria-label": t("dir.email", { name }) }, user.email));
+  const tel = telURL(user.phone);
+  if (tel) links.push(h("a.contact.phone", { href: tel, "aria-label": t("dir.call", { name }) }, user.phone));
+  const tw = twitterURL(user.twitter);
+  if (tw) links.push(outside(tw, t("dir.twitter", { name }), "@" + user.twitter.replace(/^@/, ""), "contact.twitter"));
+  const li = linkedinURL(user.linkedin);
+  if (li) links.push(outside(li, t("dir.linkedin", { name }), "LinkedIn", "contact.linkedin"));
+  return links;
+}
+
+const maxPictureBytes = 2 * 1024 * 1024;
+
+/// Choose/remove controls for a picture at `path` (PUT uploads, DELETE removes); `changed(url)`
+/// hears the new avatarUrl (null once removed). {controls, status} to place in a screen.
+export function pictureControls({ path, idPrefix, hasPicture, chooseLabel, uploaded, removed, changed }) {
+  const status = notice();
+  const file = h("input.visually-hidden", { id: `${idPrefix}-file`, type: "file", accept: "image/png,image/jpeg,image/webp" });
+  const choose = h("label.button", { for: `${idPrefix}-file` }, chooseLabel);
+  const remove = h("button.secondary", { type: "button", id: `${idPrefix}-remove`, hidden: !hasPicture }, t("profile.remove"));
+  const show = (url) => { remove.hidden = !url; changed(url); };
+  file.addEventListener("change", async () => {
+    const chosen = file.files && file.files[0];
+    file.value = "";
+    if (!chosen) return;
+    if (chosen.size > maxPictureBytes) { status.set("bad", t("profile.tooBig")); return; }
+    status.set("", t("profile.uploading"));
+    try {
+      const { avatarUrl } = await put(path, chosen);
+      show(avatarUrl);
+      status.set("ok", uploaded);
+    } catch (error) {
+      status.set("bad", errorText(error));
+    }
+  });
+  remove.addEventListener("click", async () => {
+    try {
+      await del(path);
+      show(null);
+      status.set("ok", removed);
+    } catch (error) {
+      status.set("bad", errorText(error));
+    }
+  });
+  return { controls: h("div.actions", {}, file, choose, remove), status };
 }

@@ -33,3 +33,15 @@ export function mailtoURL(email) {
   const e = String(email ?? "").trim();
   return /^[^\s@]+@[^\s@]+$/.test(e) ? "mailto:" + encodeURIComponent(e).replace(/%40/g, "@") : null;
 }
+
+/// A website: an http(s) URL as given, or https:// in front of a bare host name; else null.
+export function webURL(value) {
+  const v = String(value ?? "").trim();
+  if (!v || /\s/.test(v)) return null;
+  const candidate = /^[a-z][a-z0-9+.-]*:/i.test(v) ? v : "https://" + v;
+  try {
+    const url = new URL(candidate);
+    if ((url.protocol === "https:" || url.protocol === "http:") && url.hostname.includes(".")) return url.href;
+  } catch { /* not a URL */ }
+  return null;
+}

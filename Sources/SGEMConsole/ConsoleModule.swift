@@ -2,8 +2,10 @@ import SGEMCore
 import SGEMHTTP
 import SGEMSupport
 
-/// Serves the web console: `/` and `/assets/*` from bytes compiled into the binary, with ETag
-/// revalidation, gzip when the client accepts it, and the security headers (CSP and friends).
+/// Serves the web console: `/`, `/setup` (the first-run form), `/assets/*`, and what makes it
+/// installable on a phone (`/manifest.webmanifest`, the service worker `/sw.js` at the root
+/// scope), all from bytes compiled into the binary, with ETag revalidation, gzip when the client
+/// accepts it, and the security headers (CSP and friends).
 public struct ConsoleModule: Module {
     public let id: ModuleID = "console"
     let pages: [ConsolePage]
@@ -15,7 +17,8 @@ public struct ConsoleModule: Module {
     /// script or style, no framing.
     public static let contentSecurityPolicy =
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
-        "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        "font-src 'self'; manifest-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " +
+        "frame-ancestors 'none'"
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime { ConsoleRuntime(pages: pages) }
 }
@@ -29,6 +32,21 @@ struct ConsoleRuntime: ModuleRuntime {
         console.get("/", doc: RouteDoc(summary: "The web console", tags: ["console"],
                                        responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
             ConsoleModule.serve("index.html", request)
+        }
+        // The first-run link (`/setup#token=…`) opens the same page; the console reads the fragment.
+        console.get("/setup", doc: RouteDoc(summary: "The console's first-run page: create the first administrator", tags: ["console"],
+                                            responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
+            ConsoleModule.serve("index.html", request)
+        }
+        console.get("/manifest.webmanifest", doc: RouteDoc(summary: "The web app manifest (install the console on a phone)", tags: ["console"],
+                                                           responses: [ResponseDoc(status: 200, description: "The manifest",
+                                                                                   schema: ["type": "object"], contentType: "application/manifest+json")])) { request, _ in
+            ConsoleModule.serve("manifest.webmanifest", request)
+        }
+        // At the root so its scope is the whole console; it caches the shell, never /api/.
+        console.get("/sw.js", doc: RouteDoc(summary: "The console's service worker (offline page, cached shell)", tags: ["console"],
+                                            responses: [ResponseDoc(status: 200, description: "The script", contentType: "text/javascript")])) { request, _ in
+            ConsoleModule.serve("sw.js", request)
         }
         console.get("/assets/{path*}", doc: RouteDoc(summary: "Console assets (CSS, JS, images)", tags: ["console"],
                                                      responses: [ResponseDoc(status: 200, description: "The file", contentType: "application/octet-stream")])) { request, _ in

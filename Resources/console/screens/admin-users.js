@@ -1,12 +1,8 @@
 // Admin: every user, creating users (a generated password is shown once), editing their details,
 // changing roles, deactivating and reactivating, and resetting passwords.
-import { get, post, patch, ApiError } from "../api.js";
-import { t, counts as countsText } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, copyButton } from "../dom.js";
-
-function errorText(error) {
-  return error instanceof ApiError ? error.describe() : t("err.network");
-}
+import { get, post, patch } from "../api.js";
+import { t, counts as countsText, takenProblems } from "../i18n.js";
+import { h, field, showFieldErrors, notice, avatar, copyButton, errorText, submitForm } from "../dom.js";
 
 export function render(root, ctx) {
   const status = notice();
@@ -113,19 +109,13 @@ export function render(root, ctx) {
         if (value !== (user[key] ?? "")) body[key] = value;
       }
       if (!Object.keys(body).length) { close(); return; }
-      save.disabled = true;
-      try {
-        const updated = await patch(`/admin/users/${user.id}`, body);
-        status.set("ok", t("admin.saved", { name: updated.displayName || updated.username }));
-        if (updated.id === ctx.me.id) ctx.setMe({ ...ctx.me, ...updated });
-        await load();
-      } catch (error) {
-        const problems = error instanceof ApiError ? { ...error.fields } : {};
-        if (error.code === "email_taken") problems.email = t("err.email_taken");
-        showFieldErrors(edits, problems);
-        formStatus.set("bad", errorText(error));
-        save.disabled = false;
-      }
+      const sent = await submitForm({ button: save, fields: edits, status: formStatus, problems: takenProblems },
+        () => patch(`/admin/users/${user.id}`, body));
+      if (!sent.ok) return;
+      const updated = sent.result;
+      status.set("ok", t("admin.saved", { name: updated.displayName || updated.username }));
+      if (updated.id === ctx.me.id) ctx.setMe({ ...ctx.me, ...updated });
+      await load();
     });
     setTimeout(() => edits.displayName.input.focus(), 0);
     return form;
@@ -194,7 +184,7 @@ export function render(root, ctx) {
   // The create form.
   const fields = {
     username: field(t("admin.username"), h("input", { id: "new-username", required: true, maxlength: 32, autocapitalize: "none", spellcheck: "false", autocomplete: "off" }), t("field.username")),
-    email: field(t("admin.email"), h("input", { id: "new-email", type: "email", required: true, autocomplete: "off" })),
+    email: field(t("admin.email"), h("input", { id: "new-email", type: "email", required: true })),
     displayName: field(t("admin.displayName"), h("input", { id: "new-displayName", maxlength: 100, autocomplete: "off" })),
     role: field(t("admin.role"), h("select", { id: "new-role" },
       h("option", { value: "employee" }, t("admin.role.employee")), h("option", { value: "admin" }, t("admin.role.admin")))),
@@ -202,7 +192,8 @@ export function render(root, ctx) {
   };
   const createStatus = notice();
   const submit = h("button", { type: "submit", id: "new-submit" }, t("admin.createSubmit"));
-  const form = h("form.card", { id: "create-user-form", novalidate: true, "aria-labelledby": "create-title" },
+  // Someone else's details: the browser must not offer the admin's own (autocomplete off on the form).
+  const form = h("form.card", { id: "create-user-form", novalidate: true, autocomplete: "off", "aria-labelledby": "create-title" },
     h("h2", { id: "create-title" }, t("admin.create")),
     h("div.grid", {}, ...Object.values(fields).map((f) => f.wrap)),
     createStatus, h("div.actions", {}, submit));
@@ -221,24 +212,14 @@ export function render(root, ctx) {
     if (!body.email) problems.email = "is required";
     showFieldErrors(fields, problems);
     if (Object.keys(problems).length) { createStatus.set(); return; }
-    submit.disabled = true;
-    try {
-      const result = await post("/admin/users", body);
-      const name = result.user.displayName || result.user.username;
-      showFieldErrors(fields, {});
-      form.reset();
-      createStatus.set("ok", t("admin.created", { name }));
-      if (result.password) showSecret(t("admin.generated", { name: result.user.username }), result.password);
-      await load();
-    } catch (error) {
-      const problems = error instanceof ApiError ? { ...error.fields } : {};
-      if (error.code === "username_taken") problems.username = t("err.username_taken");
-      if (error.code === "email_taken") problems.email = t("err.email_taken");
-      showFieldErrors(fields, problems);
-      createStatus.set("bad", errorText(error));
-    } finally {
-      submit.disabled = false;
-    }
+    const sent = await submitForm({ button: submit, fields, status: createStatus, problems: takenProblems }, () => post("/admin/users", body));
+    if (!sent.ok) return;
+    const result = sent.result;
+    const name = result.user.displayName || result.user.username;
+    form.reset();
+    createStatus.set("ok", t("admin.created", { name }));
+    if (result.password) showSecret(t("admin.generated", { name: result.user.username }), result.password);
+    await load();
   });
 
   root.append(

@@ -1,27 +1,15 @@
 // The team directory: everyone, with picture, position and ways to reach them; prefix search
-// (debounced) and a status filter; the company's total and active counts.
+// (debounced); for admins a status filter (employees see active colleagues); the company's
+// total and active counts. A name opens that person's page.
 import { get } from "../api.js";
 import { t, counts as countsText } from "../i18n.js";
-import { h, avatar, notice } from "../dom.js";
-import { twitterURL, linkedinURL, telURL, mailtoURL } from "../links.js";
+import { h, avatar, notice, contactLinks } from "../dom.js";
 
 const debounceMs = 250;
 
-function outside(href, label, text, cls) {
-  return h("a." + cls, { href, target: "_blank", rel: "noopener noreferrer", "aria-label": label, title: label }, text);
-}
-
 function card(user) {
   const name = user.displayName || user.username;
-  const contacts = [];
-  const mail = mailtoURL(user.email);
-  if (mail) contacts.push(h("a.contact.email", { href: mail, "aria-label": t("dir.email", { name }) }, user.email));
-  const tel = telURL(user.phone);
-  if (tel) contacts.push(h("a.contact.phone", { href: tel, "aria-label": t("dir.call", { name }) }, user.phone));
-  const tw = twitterURL(user.twitter);
-  if (tw) contacts.push(outside(tw, t("dir.twitter", { name }), "@" + user.twitter.replace(/^@/, ""), "contact.twitter"));
-  const li = linkedinURL(user.linkedin);
-  if (li) contacts.push(outside(li, t("dir.linkedin", { name }), "LinkedIn", "contact.linkedin"));
+  const contacts = contactLinks(user, name);
 
   const badges = [h("span.badge." + (user.active ? "on" : "off"), {}, user.active ? t("dir.active") : t("dir.inactive"))];
   if (user.role === "admin") badges.push(h("span.badge.role", {}, t("dir.admin")));
@@ -29,22 +17,24 @@ function card(user) {
   return h("li.person" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id } },
     avatar(user, "md"),
     h("div.person-main", {},
-      h("div.person-head", {}, h("h2.person-name", {}, name), ...badges),
+      h("div.person-head", {}, h("h2.person-name", {}, h("a.person-link", { href: `#/person?id=${encodeURIComponent(user.id)}` }, name)), ...badges),
       user.position ? h("p.position", {}, user.position) : null,
       user.status ? h("p.status-line", {}, user.status) : null,
       contacts.length ? h("p.contacts", {}, ...contacts) : null));
 }
 
 export function render(root, ctx) {
-  const search = h("input", { id: "dir-search", type: "search", placeholder: t("dir.search"), "aria-label": t("dir.search"), autocomplete: "off" });
-  const status = h("select", { id: "dir-status", "aria-label": t("dir.status") },
+  const search = h("input", { id: "dir-search", type: "search", placeholder: t("dir.search"), "aria-label": t("dir.search") });
+  // Employees see active colleagues only (the server refuses them the others).
+  const status = h("select", { id: "dir-status" },
     ...["all", "active", "inactive"].map((s) => h("option", { value: s }, t("dir.status." + s))));
+  if (!ctx.isAdmin) status.value = "active";
   const counts = h("p.counts", { id: "dir-counts", "aria-live": "polite" });
   const list = h("ul.people", { id: "dir-list" });
   const problem = notice();
   root.append(
     h("div.page-head", {}, h("h1", {}, t("dir.title")), counts),
-    h("div.toolbar", {}, search, h("label.inline", {}, h("span", {}, t("dir.status")), status)),
+    h("div.toolbar", {}, search, ctx.isAdmin ? h("label.inline", {}, h("span", {}, t("dir.status")), status) : null),
     problem, list);
 
   let sequence = 0;

@@ -1,2 +1,78 @@
-// Placeholder until this screen lands (issue 7).
-export { render } from "./soon.js";
+// Home: pinned notices, then the most recent ones. For an admin of a company that has just
+// started, a short checklist of first steps (each ticked from what the server says, each linking
+// to its screen), gone once everything is done.
+import { get, ApiError } from "../api.js";
+import { t } from "../i18n.js";
+import { h, failure } from "../dom.js";
+import { summary } from "./notices.js";
+
+const recentCount = 5;
+
+/// The admin's first steps, each {key, route, done}; failures count as "not done yet".
+async function firstSteps() {
+  const quiet = (promise) => promise.catch(() => null);
+  const [company, settings, users, notices] = await Promise.all([
+    quiet(get("/company")),
+    quiet(get("/admin/settings")),
+    quiet(get("/users?status=all&limit=1")),
+    quiet(get("/notices?limit=200")),
+  ]);
+  return [
+    { key: "company", route: "#/company", done: Boolean(company?.name?.trim()) },
+    { key: "settings", route: "#/admin/settings", done: Boolean(settings?.updatedAt) },
+    { key: "team", route: "#/admin/users", done: Number(users?.total) > 1 },
+    { key: "notice", route: "#/notices", done: Boolean(notices?.items?.some((n) => n.kind === "company")) },
+  ];
+}
+
+function checklist(steps) {
+  const left = steps.filter((s) => !s.done).length;
+  return h("section.card.checklist", { id: "home-checklist", "aria-labelledby": "checklist-title" },
+    h("h2", { id: "checklist-title" }, t("home.checklist.title")),
+    h("p.muted", {}, t("home.checklist.intro", { left, total: steps.length })),
+    h("ol.steps", {}, ...steps.map((step) => h("li.step" + (step.done ? ".done" : ""), { dataset: { step: step.key, done: String(step.done) } },
+      h("span.tick", { "aria-hidden": "true" }, step.done ? "✓" : ""),
+      h("span.sr-only", {}, step.done ? t("home.checklist.done") + ": " : t("home.checklist.todo") + ": "),
+      h("a", { href: step.route }, t("home.checklist." + step.key))))));
+}
+
+export async function render(root, ctx) {
+  const name = ctx.me.displayName || ctx.me.username;
+  root.append(h("div.page-head", {}, h("h1", {}, t("home.hello", { name }))));
+  const checklistSlot = h("div", { id: "home-checklist-slot" });
+  root.append(checklistSlot);
+  const content = h("div", { id: "home-notices", "aria-busy": "true" });
+  root.append(content);
+
+  const stepsPromise = ctx.isAdmin ? firstSteps() : Promise.resolve(null);
+  let result;
+  try {
+    result = ctx.hasPage("notices") ? await get("/notices?limit=50") : { items: [] };
+  } catch (error) {
+    if (!ctx.alive()) return;
+    content.replaceChildren(failure(error instanceof ApiError ? error : null, t("err.network")));
+    result = null;
+  }
+  const steps = await stepsPromise;
+  if (!ctx.alive()) return;
+  if (steps && steps.some((s) => !s.done)) checklistSlot.replaceChildren(checklist(steps));
+  if (!result) return;
+
+  const items = Array.isArray(result.items) ? result.items : [];
+  const pinned = items.filter((n) => n.pinned);
+  const recent = items.filter((n) => !n.pinned).slice(0, recentCount);
+  const sections = [];
+  if (pinned.length) {
+    sections.push(h("section.card", { "aria-labelledby": "home-pinned-title" },
+      h("h2", { id: "home-pinned-title" }, t("home.pinned")),
+      h("ul.notice-list", { id: "home-pinned" }, ...pinned.map((n) => summary(n, { heading: "h3" })))));
+  }
+  sections.push(h("section.card", { "aria-labelledby": "home-recent-title" },
+    h("h2", { id: "home-recent-title" }, t("home.recent")),
+    recent.length
+      ? h("ul.notice-list", { id: "home-recent" }, ...recent.map((n) => summary(n, { heading: "h3" })))
+      : h("p.empty", { id: "home-empty" }, t(pinned.length ? "home.noMore" : "home.empty")),
+    h("p", {}, h("a", { href: "#/notices" }, t("home.allNotices")))));
+  content.replaceChildren(...sections);
+  content.setAttribute("aria-busy", "false");
+}

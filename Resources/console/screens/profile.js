@@ -1,60 +1,26 @@
 // My profile: the picture (upload, remove), my details (PATCH /me) and my password.
-import { get, patch, put, del, ApiError } from "../api.js";
+import { get, patch, put } from "../api.js";
 import { t, dateTime } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, errorText, submitForm, pictureControls } from "../dom.js";
 
-const maxAvatarBytes = 2 * 1024 * 1024;
 const languageNames = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
   ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
 const profileFields = ["displayName", "position", "phone", "twitter", "linkedin", "bio", "status", "country", "language", "notificationsEnabled"];
 
-function errorText(error) {
-  return error instanceof ApiError ? error.describe() : t("err.network");
-}
-
 function pictureSection(me, ctx) {
   const picture = h("div.picture", { id: "profile-picture" }, avatar(me, "lg"));
-  const status = notice();
-  const file = h("input.visually-hidden", { id: "avatar-file", type: "file", accept: "image/png,image/jpeg,image/webp" });
-  const choose = h("label.button", { for: "avatar-file" }, t("profile.upload"));
-  const remove = h("button.secondary", { type: "button", id: "avatar-remove", hidden: !me.avatarUrl }, t("profile.remove"));
-
-  function show(user) {
-    picture.replaceChildren(avatar(user, "lg"));
-    remove.hidden = !user.avatarUrl;
-    ctx.setMe(user);
-  }
-
-  file.addEventListener("change", async () => {
-    const chosen = file.files && file.files[0];
-    file.value = "";
-    if (!chosen) return;
-    if (chosen.size > maxAvatarBytes) { status.set("bad", t("profile.tooBig")); return; }
-    status.set("", t("profile.uploading"));
-    try {
-      const { avatarUrl } = await put("/me/avatar", chosen);
-      me.avatarUrl = avatarUrl;
-      show(me);
-      status.set("ok", t("profile.uploaded"));
-    } catch (error) {
-      status.set("bad", errorText(error));
-    }
+  const { controls, status } = pictureControls({
+    path: "/me/avatar", idPrefix: "avatar", hasPicture: Boolean(me.avatarUrl), chooseLabel: t("profile.upload"),
+    uploaded: t("profile.uploaded"), removed: t("profile.removed"),
+    changed: (url) => {
+      me.avatarUrl = url;
+      picture.replaceChildren(avatar(me, "lg"));
+      ctx.setMe(me);
+    },
   });
-  remove.addEventListener("click", async () => {
-    try {
-      await del("/me/avatar");
-      me.avatarUrl = null;
-      show(me);
-      status.set("ok", t("profile.removed"));
-    } catch (error) {
-      status.set("bad", errorText(error));
-    }
-  });
-
   return h("section.card.picture-card", { "aria-labelledby": "picture-title" },
     h("h2", { id: "picture-title" }, t("profile.picture")),
-    h("div.picture-row", {}, picture,
-      h("div", {}, h("p.hint", {}, t("profile.pictureHint")), h("div.actions", {}, file, choose, remove))),
+    h("div.picture-row", {}, picture, h("div", {}, h("p.hint", {}, t("profile.pictureHint")), controls)),
     status);
 }
 
@@ -98,24 +64,17 @@ function detailsSection(me, ctx) {
       body[name] = input.type === "checkbox" ? input.checked : input.value.trim();
     }
     if (!body.displayName) { showFieldErrors(fields, { displayName: "is required" }); return; }
-    save.disabled = true;
-    try {
-      const updated = await patch("/me", body);
-      Object.assign(me, updated);
-      showFieldErrors(fields, {});
-      for (const name of profileFields) {
-        const input = fields[name].input;
-        if (input.type === "checkbox") input.checked = updated[name] !== false;
-        else input.value = updated[name] ?? "";
-      }
-      ctx.setMe(me);
-      status.set("ok", t("profile.saved"));
-    } catch (error) {
-      showFieldErrors(fields, error instanceof ApiError ? error.fields : {});
-      status.set("bad", errorText(error));
-    } finally {
-      save.disabled = false;
+    const sent = await submitForm({ button: save, fields, status }, () => patch("/me", body));
+    if (!sent.ok) return;
+    const updated = sent.result;
+    Object.assign(me, updated);
+    for (const name of profileFields) {
+      const input = fields[name].input;
+      if (input.type === "checkbox") input.checked = updated[name] !== false;
+      else input.value = updated[name] ?? "";
     }
+    ctx.setMe(me);
+    status.set("ok", t("profile.saved"));
   });
   return form;
 }
@@ -143,17 +102,10 @@ function passwordSection() {
     else if (next !== fields.confirm.input.value) problems.confirm = t("field.passwordMismatch");
     showFieldErrors(fields, problems);
     if (Object.keys(problems).length) { status.set(); return; }
-    submit.disabled = true;
-    try {
-      await put("/me/password", { currentPassword: current, newPassword: next });
-      for (const f of Object.values(fields)) f.input.value = "";
-      status.set("ok", t("profile.passwordChanged"));
-    } catch (error) {
-      showFieldErrors(fields, error instanceof ApiError ? error.fields : {});
-      status.set("bad", errorText(error));
-    } finally {
-      submit.disabled = false;
-    }
+    const sent = await submitForm({ button: submit, fields, status }, () => put("/me/password", { currentPassword: current, newPassword: next }));
+    if (!sent.ok) return;
+    for (const f of Object.values(fields)) f.input.value = "";
+    status.set("ok", t("profile.passwordChanged"));
   });
   return form;
 }
