@@ -157,7 +157,10 @@ def login(d, server, username, password):
 
 def screen(d, name):
     """Waits until the screen `name` is the one drawn in <main>."""
-    wait_for(d, lambda d: d.find_element(By.ID, "main").get_attribute("data-screen") == name)
+    try:
+        wait_for(d, lambda d: d.find_element(By.ID, "main").get_attribute("data-screen") == name)
+    except Exception:
+        raise AssertionError(f"not on {name}: {d.current_url} shows {d.find_element(By.ID, 'main').text[:300]!r}")
 
 
 def shot(d, ctx, name):

@@ -20,7 +20,8 @@ function entry(item, names) {
   if (item.targetId !== null && item.targetId !== undefined && item.targetId !== item.actorId) {
     fact(t("audit.concerning"), person(item.targetId, item.targetUsername, names));
   }
-  if (item.login && item.actorId == null) fact(t("audit.login"), item.login);
+  // What was typed at a login (an unknown name has no account to show).
+  if (item.login && String(item.event).startsWith("login.") && item.actorId == null) fact(t("audit.login"), item.login);
   if (item.ip) fact(t("audit.ip"), item.ip);
   if (item.detail) fact(t("audit.detail"), item.detail);
   return h("li.audit-entry", { dataset: { event: item.event, auditId: item.id } },
