@@ -736,6 +736,7 @@ def a_notice_posted_by_an_admin_is_badged_read_and_counted(ctx):
     admin.get(server.url + "/#/notices")
     screen(admin, "notices")
     title = "Office closed on Friday"
+    wait_for(admin, lambda d: d.find_element(By.ID, "notice-compose")).click()
     admin.find_element(By.ID, "notice-new-title").send_keys(title)
     admin.find_element(By.ID, "notice-new-body").send_keys("Line one\nThe plan: https://example.com/plan. Thanks\n<b>not bold</b>")
     admin.find_element(By.ID, "notice-new-pinned").click()

@@ -153,22 +153,39 @@ async function renderList(root, ctx) {
   });
 
   root.append(h("div.page-head", {}, h("h1", {}, t("notices.title")), unreadLine));
+  const actions = h("div.actions.list-actions", {}, readAll);
   if (ctx.isAdmin) {
+    // The form waits behind a button, so the notices stay at the top of the page.
+    const compose = h("button", { type: "button", id: "notice-compose", "aria-expanded": "false", "aria-controls": "notice-new-card" },
+      t("notices.new"));
+    const card = h("section.card", { id: "notice-new-card", "aria-labelledby": "notice-new-heading", hidden: true });
+    const toggle = (open) => {
+      card.hidden = !open;
+      compose.hidden = open;
+      compose.setAttribute("aria-expanded", String(open));
+      if (open) composer.fields.title.input.focus();
+      else compose.focus();
+    };
     const composer = noticeForm({
       id: "notice-new",
       submitLabel: t("notices.post"),
+      onCancel: () => toggle(false),
       onSubmit: async (body) => {
         await post("/admin/notices", body);
         composer.form.reset();
+        toggle(false);
         status.set("ok", t("notices.posted"));
         await reload();
       },
     });
-    root.append(h("section.card", { "aria-labelledby": "notice-new-heading" },
-      h("h2", { id: "notice-new-heading" }, t("notices.new")), composer.form));
+    card.append(h("h2", { id: "notice-new-heading" }, t("notices.new")), composer.form);
+    compose.addEventListener("click", () => toggle(true));
+    actions.prepend(compose);
+    root.append(actions, card);
+  } else {
+    root.append(actions);
   }
-  root.append(h("section", { "aria-label": t("notices.title") },
-    h("div.actions.list-actions", {}, readAll), status, list, h("div.actions", {}, older)));
+  root.append(h("section", { "aria-label": t("notices.title") }, status, list, h("div.actions", {}, older)));
   await reload();
 }
 
