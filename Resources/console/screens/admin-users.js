@@ -113,9 +113,10 @@ export function render(root, ctx) {
         () => patch(`/admin/users/${user.id}`, body));
       if (!sent.ok) return;
       const updated = sent.result;
-      status.set("ok", t("admin.saved", { name: updated.displayName || updated.username }));
       if (updated.id === ctx.me.id) ctx.setMe({ ...ctx.me, ...updated });
+      // Redraw first, so the message comes with the closed form and the new details.
       await load();
+      status.set("ok", t("admin.saved", { name: updated.displayName || updated.username }));
     });
     setTimeout(() => edits.displayName.input.focus(), 0);
     return form;
