@@ -85,5 +85,23 @@ extension AccountsRepository {
                 CREATE INDEX accounts_sessions_by_expiry ON accounts_sessions (expires_at);
                 """)
         }
+        if last == "accounts.002_integer_timestamps" { return }
+        // The directory matches and sorts ignoring case and accents: `name_key` becomes the
+        // folded display name (it was only lowercased) and `position_key` the folded position,
+        // both computed in Swift (`SearchKey.fold`), here for existing rows and at every write.
+        migrations.add("accounts.003_folded_search_keys") { db in
+            try db.executeScript("ALTER TABLE accounts_users ADD COLUMN position_key TEXT;")
+            for row in try db.query("SELECT id, display_name, position FROM accounts_users") {
+                try db.execute("UPDATE accounts_users SET name_key = ?, position_key = ? WHERE id = ?",
+                               SearchKey.fold(row.string("display_name") ?? ""), row.string("position").map(SearchKey.fold),
+                               row.int64("id"))
+            }
+            // The audit log's filters: one event name, or one user as actor or target, newest first.
+            try db.executeScript("""
+                CREATE INDEX accounts_audit_by_event ON accounts_audit (event, id);
+                CREATE INDEX accounts_audit_by_actor ON accounts_audit (actor_id, id);
+                CREATE INDEX accounts_audit_by_target ON accounts_audit (target_id, id);
+                """)
+        }
     }
 }

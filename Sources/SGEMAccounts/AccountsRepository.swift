@@ -26,9 +26,9 @@ struct AccountsRepository: Sendable {
             .map { (UserRecord(row: $0), $0.string("password_hash") ?? "") }
     }
 
-    /// Users matching `query` (lowercased) by name-word, username or email prefix, filtered by
-    /// `status` (active, inactive, all), by name then username, after the user `after` (a keyset
-    /// cursor), at most `limit`.
+    /// Users matching `query` (already folded by `SearchKey`) by prefix of a name word, of a
+    /// position word, of the username or of the email, filtered by `status` (active, inactive,
+    /// all), by folded name then username, after the user `after` (a keyset cursor), at most `limit`.
     func users(_ db: Database, query q: String, status: String, after: UserCursor?, limit: Int) throws -> [UserRecord] {
         let prefix = Self.likeEscaped(q) + "%"
         let activeFilter: Int64 = status == "inactive" ? 0 : 1
@@ -36,10 +36,11 @@ struct AccountsRepository: Sendable {
             SELECT \(Self.userColumns) FROM accounts_users
             WHERE (? = 'all' OR active = ?)
               AND (? = '' OR name_key LIKE ? ESCAPE '\\' OR name_key LIKE ? ESCAPE '\\'
+                   OR position_key LIKE ? ESCAPE '\\' OR position_key LIKE ? ESCAPE '\\'
                    OR username LIKE ? ESCAPE '\\' OR email_lower LIKE ? ESCAPE '\\')
               AND (? IS NULL OR name_key > ? OR (name_key = ? AND username > ?))
             ORDER BY name_key, username LIMIT ?
-            """, status, activeFilter, q, prefix, "% " + prefix, prefix, prefix,
+            """, status, activeFilter, q, prefix, "% " + prefix, prefix, "% " + prefix, prefix, prefix,
             after?.nameKey, after?.nameKey, after?.nameKey, after?.username, limit).map(UserRecord.init(row:))
     }
 
@@ -86,7 +87,7 @@ struct AccountsRepository: Sendable {
             INSERT INTO accounts_users (username, email, email_lower, password_hash, role, active, display_name, name_key,
                                         language, created_at, last_login_at)
             VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING id
-            """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, displayName.lowercased(),
+            """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, SearchKey.fold(displayName),
             language, createdAt.milliseconds, lastLoginAt?.milliseconds)
         return row?.int64("id") ?? db.lastInsertRowID
     }
@@ -198,21 +199,35 @@ struct AccountsRepository: Sendable {
                        time.milliseconds, event, actorID, targetID, login, ip, detail)
     }
 
-    /// Newest first, ids below `before`.
-    func auditPage(_ db: Database, before: Int64?, limit: Int) throws -> [AuditEntry] {
+    /// Newest first, ids below `before`; only `event` when given, only events `userID` did or
+    /// underwent when given.
+    func auditPage(_ db: Database, before: Int64?, limit: Int, event: String? = nil, userID: Int64? = nil) throws -> [AuditEntry] {
         try db.query("""
             SELECT a.id, a.at, a.event, a.actor_id, au.username AS actor_username, a.target_id, tu.username AS target_username,
                    a.login, a.ip, a.detail
             FROM accounts_audit a
             LEFT JOIN accounts_users au ON au.id = a.actor_id
             LEFT JOIN accounts_users tu ON tu.id = a.target_id
-            WHERE a.id < ? ORDER BY a.id DESC LIMIT ?
-            """, before ?? Int64.max, limit).map { row in
+            WHERE a.id < ? AND (? IS NULL OR a.event = ?) AND (? IS NULL OR a.actor_id = ? OR a.target_id = ?)
+            ORDER BY a.id DESC LIMIT ?
+            """, before ?? Int64.max, event, event, userID, userID, userID, limit).map { row in
             AuditEntry(id: row.int64("id") ?? 0, at: row.timestamp("at"), event: row.string("event") ?? "",
                        actorID: row.int64("actor_id"), actorUsername: row.string("actor_username"),
                        targetID: row.int64("target_id"), targetUsername: row.string("target_username"),
                        login: row.string("login"), ip: row.string("ip"), detail: row.string("detail"))
         }
+    }
+
+    /// Every event name the log holds.
+    func auditEventNames(_ db: Database) throws -> [String] {
+        try db.query("SELECT DISTINCT event FROM accounts_audit").compactMap { $0.string("event") }
+    }
+
+    // MARK: Setup
+
+    /// Whether any admin is active.
+    func hasActiveAdmin(_ db: Database) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM accounts_users WHERE role = 'admin' AND active = 1 LIMIT 1") != nil
     }
 
     // MARK: Helpers
