@@ -52,7 +52,7 @@ final class AccountService: Sendable {
     /// no user.
     func list(query: String, status: String, after: Int64? = nil, limit: Int = 500)
         async throws -> (items: [UserRecord], more: Bool, total: Int, active: Int) {
-        let q = SearchKey.fold(query)
+        let words = SearchKey.queryWords(query)
         let repository = self.repository
         return try await store.read { db in
             var cursor: UserCursor?
@@ -63,7 +63,7 @@ final class AccountService: Sendable {
                 cursor = found
             }
             // One more than asked tells whether another page follows.
-            var items = try repository.users(db, query: q, status: status, after: cursor, limit: limit + 1)
+            var items = try repository.users(db, words: words, status: status, after: cursor, limit: limit + 1)
             let more = items.count > limit
             if more { items.removeLast() }
             let counts = try repository.userCounts(db)
@@ -110,6 +110,7 @@ final class AccountService: Sendable {
                 if try repository.isEmailTaken(db, email.lowercased()) { throw AccountService.emailTaken }
                 let id = try repository.insertUser(db, username: username, email: email, displayName: displayName, role: role, language: language,
                                                    passwordHash: passwordHash, createdAt: now, lastLoginAt: session == nil ? nil : now)
+                try repository.refreshSearchWords(db, userID: id)
                 if let session { try repository.insertSession(db, session, userID: id, ip: client.ip, userAgent: client.userAgent) }
                 try AccountService.audit(repository, db, event, actor: Actor(userID: actor.userID ?? (session == nil ? nil : id), ip: actor.ip),
                                          targetID: id, login: username, detail: "role \(role.rawValue)")
@@ -208,6 +209,9 @@ final class AccountService: Sendable {
                     if !active { try repository.deleteSessions(db, userID: userID) }
                 }
                 try repository.update(db, userID: userID, all)
+                if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
+                    try repository.refreshSearchWords(db, userID: userID)
+                }
                 return try AccountService.load(repository, db, userID)
             }
         } catch let error as StoreError where error.isUniqueViolation {

@@ -120,13 +120,13 @@ struct AccountsRoutes: Sendable {
         user.get("/users", doc: RouteDoc(
             summary: "The team directory, by display name then username",
             description: """
-                q matches prefixes of name words, position words, the username and the email, ignoring case and accents; \
-                order ignores them too. status is active (default), inactive or all; only admins may ask for inactive or all \
+                Each word of q must start a word of the name or the position, or start the username or the email, \
+                ignoring case and accents ("gomez alv" finds Álvaro Gómez); order ignores them too. status is active (default), inactive or all; only admins may ask for inactive or all \
                 (403 forbidden otherwise). total and active count the whole company. Page with limit (1 to 200) and after=<id of the last user seen>; \
                 nextAfter is that id when another page follows, else null. Without limit, the first 500.
                 """,
             tags: ["accounts"],
-            query: [QueryDoc("q", "matched against the starts of name and position words, the username and the email"),
+            query: [QueryDoc("q", "words matched against the starts of name and position words, the username and the email"),
                     QueryDoc("status", "active (the default); admins also inactive or all", schema: ["type": "string", "enum": ["active", "inactive", "all"]]),
                     QueryDoc("limit", "how many users, 1 to 200", schema: ["type": "integer"]),
                     QueryDoc("after", "the id of the last user seen", schema: ["type": "integer"])],
@@ -543,9 +543,7 @@ struct AccountsRoutes: Sendable {
         for field in ProfileField.all {
             guard case let .some(value) = body.nullableString(field.json) else { continue }
             switch field.normalize(value ?? "") {
-            case let .success(stored):
-                changes.append((field.column, stored.map(SQLValue.text) ?? .null))
-                if field.json == "position" { changes.append(("position_key", stored.map { .text(SearchKey.fold($0)) } ?? .null)) }
+            case let .success(stored): changes.append((field.column, stored.map(SQLValue.text) ?? .null))
             case let .failure(problem): body.problem(field.json, problem.message)
             }
         }

@@ -25,6 +25,32 @@ enum SearchKey {
         return String(out)
     }
 
+    /// The words a directory search finds a user by: every folded word of `texts` (name,
+    /// position) and, for a word with inner punctuation ("garcía-lópez", "o'brien"), its parts
+    /// too; plus each of `whole` (username, email) as one word.
+    static func words(of texts: [String], whole: [String]) -> Set<String> {
+        var out = Set<String>()
+        for text in texts {
+            for word in fold(text).split(separator: " ") {
+                out.insert(String(word))
+                let parts = word.split { !$0.isLetter && !$0.isNumber }
+                if parts.count > 1 { for part in parts { out.insert(String(part)) } }
+            }
+        }
+        for word in whole where !word.isEmpty { out.insert(fold(word)) }
+        return out
+    }
+
+    /// The words of a search: folded, at most `limit` of them (a longer query adds nothing a
+    /// person would type).
+    static func queryWords(_ query: String, limit: Int = 8) -> [String] {
+        Array(fold(query).split(separator: " ").prefix(limit).map(String.init))
+    }
+
+    /// The smallest string above every string that starts with `prefix` (for `word >= prefix AND
+    /// word < upperBound`): SQLite compares text as UTF-8 bytes, and U+10FFFF is the largest scalar.
+    static func upperBound(ofPrefix prefix: String) -> String { prefix + "\u{10FFFF}" }
+
     private static func append(_ scalar: Unicode.Scalar, to out: inout String.UnicodeScalarView) {
         if scalar.isASCII {
             out.append(scalar.properties.isUppercase ? Unicode.Scalar(UInt8(scalar.value) + 0x20) : scalar)

@@ -212,6 +212,13 @@ import Testing
         #expect(SearchKey.fold(input) == folded)
     }
 
+    @Test func searchWordsIncludePartsOfCompoundWordsAndWholeLogins() {
+        let words = SearchKey.words(of: ["María García-López", "Jefa de I+D"], whole: ["maria.g", "María@Example.com"])
+        #expect(words == ["maria", "garcia-lopez", "garcia", "lopez", "jefa", "de", "i+d", "i", "d", "maria.g", "maria@example.com"])
+        #expect(SearchKey.queryWords("  Gómez   ÁLV ") == ["gomez", "alv"])
+        #expect(SearchKey.queryWords(String(repeating: "a ", count: 20)).count == 8)
+    }
+
     func names(_ r: WireResponse) throws -> [String] {
         try r.json()["items"]?.arrayValue?.compactMap { $0["displayName"]?.stringValue } ?? []
     }
@@ -230,7 +237,8 @@ import Testing
         #expect(try names(all) == ["Álvaro Gómez", "bob Brown", "Émile Zola", "Núria Peña", "The Boss", "Zoë Adams"])
         for (q, expected) in [("gomez", ["Álvaro Gómez"]), ("GÓM", ["Álvaro Gómez"]), ("álv", ["Álvaro Gómez"]), ("pena", ["Núria Peña"]),
                               ("nuria p", ["Núria Peña"]), ("zoe", ["Zoë Adams"]), ("ventas", ["Álvaro Gómez"]), ("unica", ["Álvaro Gómez"]),
-                              ("jefe", ["Álvaro Gómez"]), ("emile", ["Émile Zola"]), ("z", ["Émile Zola", "Zoë Adams"]), ("efe", [])] {
+                              ("jefe", ["Álvaro Gómez"]), ("emile", ["Émile Zola"]), ("z", ["Émile Zola", "Zoë Adams"]), ("efe", []),
+                              ("gomez alv", ["Álvaro Gómez"]), ("ventas gomez", ["Álvaro Gómez"]), ("gomez bob", [])] {
             let r = try await server.call("GET", "/api/v1/users?q=\(q.addingPercentEncoding)", token: boss.token)
             #expect(try names(r) == expected, "q=\(q)")
         }
@@ -280,9 +288,12 @@ import Testing
         var all = MigrationList()
         AccountsRepository.registerMigrations(&all)
         #expect(try await store.migrate(all) == ["accounts.003_folded_search_keys"])
-        let rows = try await store.read { db in try db.query("SELECT name_key, position_key FROM accounts_users ORDER BY id") }
+        let (rows, words) = try await store.read { db in
+            (try db.query("SELECT name_key FROM accounts_users ORDER BY id"),
+             try db.query("SELECT word FROM accounts_user_words WHERE user_id = 1 ORDER BY word"))
+        }
         #expect(rows.map { $0.string("name_key") } == ["alvaro gomez", "bob"])
-        #expect(rows.map { $0.string("position_key") } == ["jefe tecnico", nil])
+        #expect(words.compactMap { $0.string("word") } == ["a@example.com", "alvaro", "gomez", "jefe", "tecnico"])
         await store.close()
     }
 }
