@@ -35,7 +35,8 @@ release:
 	@echo "built $(BIN_RELEASE)"
 
 run: release
-	@echo "Starting sgem-server; stop it with Ctrl-C."
+	@echo "Starting sgem-server; stop it with Ctrl-C. On a first run it prints a one-time setup link"
+	@echo "(open it in a browser to create the first admin) and the 'admin create-user' command that does the same."
 	$(BIN_RELEASE) serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
 console:

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 profile="${1:-build}"
-packages=(libsqlite3-dev libssl-dev pkg-config sqlite3 openssl python3)
+packages=(libsqlite3-dev libssl-dev pkg-config sqlite3 openssl python3 tzdata)
 case "$profile" in
   build) ;;
   test) packages+=(chromium chromium-driver python3-selenium curl) ;;

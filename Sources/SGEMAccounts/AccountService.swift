@@ -46,13 +46,13 @@ final class AccountService: Sendable {
         return try await store.read { db in try repository.userWithPasswordHash(db, login: key) }
     }
 
-    /// One page of the directory: users matching `query` by name-word, username or email prefix,
-    /// by name then username, after the user `after` (nil: from the start), at most `limit`;
+    /// One page of the directory: users matching `query` by name-word, position-word, username or
+    /// email prefix, ignoring case and accents, by name then username, after the user `after` (nil: from the start), at most `limit`;
     /// whether more follow; and the company-wide total and active counts. 422 when `after` names
     /// no user.
     func list(query: String, status: String, after: Int64? = nil, limit: Int = 500)
         async throws -> (items: [UserRecord], more: Bool, total: Int, active: Int) {
-        let q = query.trimmingWhitespace().lowercased()
+        let words = SearchKey.queryWords(query)
         let repository = self.repository
         return try await store.read { db in
             var cursor: UserCursor?
@@ -63,7 +63,7 @@ final class AccountService: Sendable {
                 cursor = found
             }
             // One more than asked tells whether another page follows.
-            var items = try repository.users(db, query: q, status: status, after: cursor, limit: limit + 1)
+            var items = try repository.users(db, words: words, status: status, after: cursor, limit: limit + 1)
             let more = items.count > limit
             if more { items.removeLast() }
             let counts = try repository.userCounts(db)
@@ -90,19 +90,27 @@ final class AccountService: Sendable {
 
     static let usernameTaken = APIError.conflict("username_taken", "that username is taken")
     static let emailTaken = APIError.conflict("email_taken", "that email address is already used")
+    static let setupClosed = APIError(status: 403, code: "setup_closed",
+                                      message: "setup is closed: the link is wrong or used, or an admin exists; log in instead")
 
-    /// Inserts a user (and, for registration, its first session), writing `event` to the audit log.
+    /// Inserts a user (and, for registration and setup, its first session), writing `event` to the
+    /// audit log. With `onlyIfNoActiveAdmin` (first-run setup) it fails with 403 `setup_closed`
+    /// when an active admin exists, checked in the same write transaction, so of two concurrent
+    /// setups one creates the admin.
     func create(username: String, email: String, displayName: String, role: UserRole, language: String,
-                passwordHash: String, event: String, actor: Actor, session: NewSession? = nil, request: Request? = nil) async throws -> UserRecord {
+                passwordHash: String, event: String, actor: Actor, session: NewSession? = nil, request: Request? = nil,
+                onlyIfNoActiveAdmin: Bool = false) async throws -> UserRecord {
         let now = Timestamp.now()
         let repository = self.repository
         let client = SessionManager.ClientInfo(request)
         do {
             return try await store.write { db in
+                if onlyIfNoActiveAdmin, try repository.hasActiveAdmin(db) { throw AccountService.setupClosed }
                 if try repository.isUsernameTaken(db, username) { throw AccountService.usernameTaken }
                 if try repository.isEmailTaken(db, email.lowercased()) { throw AccountService.emailTaken }
                 let id = try repository.insertUser(db, username: username, email: email, displayName: displayName, role: role, language: language,
                                                    passwordHash: passwordHash, createdAt: now, lastLoginAt: session == nil ? nil : now)
+                try repository.refreshSearchWords(db, userID: id)
                 if let session { try repository.insertSession(db, session, userID: id, ip: client.ip, userAgent: client.userAgent) }
                 try AccountService.audit(repository, db, event, actor: Actor(userID: actor.userID ?? (session == nil ? nil : id), ip: actor.ip),
                                          targetID: id, login: username, detail: "role \(role.rawValue)")
@@ -201,6 +209,9 @@ final class AccountService: Sendable {
                     if !active { try repository.deleteSessions(db, userID: userID) }
                 }
                 try repository.update(db, userID: userID, all)
+                if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
+                    try repository.refreshSearchWords(db, userID: userID)
+                }
                 return try AccountService.load(repository, db, userID)
             }
         } catch let error as StoreError where error.isUniqueViolation {
@@ -210,20 +221,27 @@ final class AccountService: Sendable {
 
     // MARK: Avatars
 
-    /// Stores the picture and returns the user with its new avatar URL version.
-    func setAvatar(userID: Int64, data: [UInt8], contentType: String) async throws -> UserRecord {
+    /// Stores the picture and returns the user with its new avatar URL version; 404 for no such
+    /// user. `auditedAs`: an admin changing someone's picture, written to the audit log.
+    func setAvatar(userID: Int64, data: [UInt8], contentType: String, auditedAs actor: Actor? = nil) async throws -> UserRecord {
         let etag = "\"" + Crypto.hex(Crypto.sha256(data).prefix(12)) + "\""
         let repository = self.repository
         return try await store.write { db in
             let version = try repository.nextAvatarVersion(db, userID: userID)
             try repository.saveAvatar(db, userID: userID, contentType: contentType, data: data, version: version, etag: etag)
+            if let actor { try AccountService.audit(repository, db, "avatar.set", actor: actor, targetID: userID, login: nil, detail: contentType) }
             return try AccountService.load(repository, db, userID)
         }
     }
 
-    func deleteAvatar(userID: Int64) async throws {
+    /// Removes the picture; 404 for no such user. `auditedAs` as for `setAvatar`.
+    func deleteAvatar(userID: Int64, auditedAs actor: Actor? = nil) async throws {
         let repository = self.repository
-        try await store.write { db in try repository.deleteAvatar(db, userID: userID) }
+        try await store.write { db in
+            guard try repository.userState(db, id: userID) != nil else { throw APIError.notFound("no such user") }
+            try repository.deleteAvatar(db, userID: userID)
+            if let actor { try AccountService.audit(repository, db, "avatar.remove", actor: actor, targetID: userID, login: nil, detail: nil) }
+        }
     }
 
     func avatar(userID: Int64) async throws -> StoredAvatar? {
@@ -239,10 +257,28 @@ final class AccountService: Sendable {
                                    ip: actor.ip, detail: detail)
     }
 
-    /// Newest first, ids below `before`.
-    func auditPage(before: Int64?, limit: Int) async throws -> [AuditEntry] {
+    /// Newest first, ids below `before`, optionally one event name or one user (actor or
+    /// target); and whether older entries follow.
+    func auditPage(before: Int64?, limit: Int, event: String? = nil, userID: Int64? = nil) async throws -> (items: [AuditEntry], more: Bool) {
         let repository = self.repository
-        return try await store.read { db in try repository.auditPage(db, before: before, limit: limit) }
+        var items = try await store.read { db in
+            try repository.auditPage(db, before: before, limit: limit + 1, event: event, userID: userID)
+        }
+        let more = items.count > limit
+        if more { items.removeLast() }
+        return (items, more)
+    }
+
+    /// The events this module writes, for filters.
+    static let auditEvents = ["login.success", "login.failure", "logout", "user.register", "user.create", "setup.admin_created",
+                              "role.change", "user.activate", "user.deactivate", "password.change", "password.reset",
+                              "avatar.set", "avatar.remove"]
+
+    /// The known event names and any other name the log holds (from older releases), sorted.
+    func auditEventNames() async throws -> [String] {
+        let repository = self.repository
+        let stored = try await store.read { db in try repository.auditEventNames(db) }
+        return Set(AccountService.auditEvents + stored).sorted()
     }
 
     static func load(_ repository: AccountsRepository, _ db: Database, _ id: Int64) throws -> UserRecord {

@@ -16,11 +16,12 @@ struct AccountsCommands: Sendable {
             .flag("random-password", "generate a password and print it once"),
         ]
         commands.register(Command("create-user", summary: "create a user (an admin with --role admin)",
-                                  usage: "--username U --email E [--name N] [--role admin|employee] (--password-stdin | --random-password)",
+                                  usage: "--username U --email E [--name N] [--role admin|employee] [--language L] (--password-stdin | --random-password)",
                                   options: [.value("username", "U", "login name: 3-32 of a-z 0-9 . _ -"),
                                             .value("email", "E", "email address"),
                                             .value("name", "N", "display name (default: the username)"),
-                                            .value("role", "ROLE", "admin or employee (default employee)")] + passwordOptions) { args, ctx in
+                                            .value("role", "ROLE", "admin or employee (default employee)"),
+                                            .value("language", "L", "ISO 639-1 code (default: the company's default language)")] + passwordOptions) { args, ctx in
             let rawUsername = try args.require("username")
             guard let username = AccountRules.username(rawUsername) else {
                 throw CommandError.usage("--username must be 3 to 32 of a-z, 0-9, '.', '_' and '-'")
@@ -28,6 +29,13 @@ struct AccountsCommands: Sendable {
             guard let email = AccountRules.email(try args.require("email")) else { throw CommandError.usage("--email must be an email address") }
             let name = (args.value("name") ?? username).trimmingWhitespace()
             guard !name.isEmpty, name.count <= 100 else { throw CommandError.usage("--name must be 1 to 100 characters") }
+            let language: String
+            if let given = args.value("language") {
+                guard AccountRules.isLanguage(given) else { throw CommandError.usage("--language must be an ISO 639-1 code of two lowercase letters") }
+                language = given
+            } else {
+                language = try await context.services.resolve((any CompanySettingsProvider).self)?.current().defaultLanguage ?? "en"
+            }
             let roleName = args.value("role") ?? "employee"
             guard let role = UserRole(rawValue: roleName) else { throw CommandError.usage("--role must be admin or employee") }
             let (password, generated) = try readPassword(args, ctx)
@@ -35,7 +43,7 @@ struct AccountsCommands: Sendable {
                 do {
                     try await service.checkAvailable(username: username, email: email)
                     let hash = try await service.hasher.hash(password, for: PasswordHasher.commandLineClient)
-                    let user = try await service.create(username: username, email: email, displayName: name, role: role, language: "en",
+                    let user = try await service.create(username: username, email: email, displayName: name, role: role, language: language,
                                                         passwordHash: hash, event: "user.create", actor: .commandLine)
                     ctx.io.print("created \(role.rawValue) '\(user.username)' (id \(user.id))")
                     if generated { ctx.io.print("password: \(password)") }

@@ -85,5 +85,34 @@ extension AccountsRepository {
                 CREATE INDEX accounts_sessions_by_expiry ON accounts_sessions (expires_at);
                 """)
         }
+        if last == "accounts.002_integer_timestamps" { return }
+        // The directory matches and sorts ignoring case and accents: `name_key` becomes the
+        // folded display name (it was only lowercased), and `accounts_user_words` holds every
+        // folded word a user is found by (name and position words, username, email), so a search
+        // is an index range per query word instead of a scan. Both are computed in Swift
+        // (`SearchKey`), here for existing rows and at every write. The counts read an index.
+        migrations.add("accounts.003_folded_search_keys") { db in
+            try db.executeScript("""
+                CREATE TABLE accounts_user_words (
+                    word TEXT NOT NULL,
+                    user_id INTEGER NOT NULL REFERENCES accounts_users (id) ON DELETE CASCADE,
+                    PRIMARY KEY (word, user_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX accounts_user_words_by_user ON accounts_user_words (user_id);
+                CREATE INDEX accounts_users_by_active ON accounts_users (active);
+                """)
+            let repository = AccountsRepository()
+            for row in try db.query("SELECT id, display_name FROM accounts_users") {
+                guard let id = row.int64("id") else { continue }
+                try db.execute("UPDATE accounts_users SET name_key = ? WHERE id = ?", SearchKey.fold(row.string("display_name") ?? ""), id)
+                try repository.refreshSearchWords(db, userID: id)
+            }
+            // The audit log's filters: one event name, or one user as actor or target, newest first.
+            try db.executeScript("""
+                CREATE INDEX accounts_audit_by_event ON accounts_audit (event, id);
+                CREATE INDEX accounts_audit_by_actor ON accounts_audit (actor_id, id);
+                CREATE INDEX accounts_audit_by_target ON accounts_audit (target_id, id);
+                """)
+        }
     }
 }

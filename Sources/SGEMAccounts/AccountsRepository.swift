@@ -26,21 +26,34 @@ struct AccountsRepository: Sendable {
             .map { (UserRecord(row: $0), $0.string("password_hash") ?? "") }
     }
 
-    /// Users matching `query` (lowercased) by name-word, username or email prefix, filtered by
-    /// `status` (active, inactive, all), by name then username, after the user `after` (a keyset
-    /// cursor), at most `limit`.
-    func users(_ db: Database, query q: String, status: String, after: UserCursor?, limit: Int) throws -> [UserRecord] {
-        let prefix = Self.likeEscaped(q) + "%"
+    /// Users of whom every one of `words` (folded by `SearchKey.queryWords`) starts a search
+    /// word (`accounts_user_words`), filtered by `status` (active, inactive, all), by folded name
+    /// then username, after the user `after` (a keyset cursor), at most `limit`.
+    func users(_ db: Database, words: [String], status: String, after: UserCursor?, limit: Int) throws -> [UserRecord] {
         let activeFilter: Int64 = status == "inactive" ? 0 : 1
+        // One fixed fragment per query word (at most 8), each bound to its own values.
+        let wordFilters = String(repeating: " AND id IN (SELECT user_id FROM accounts_user_words WHERE word >= ? AND word < ?)", count: words.count)
+        var bindings: [any SQLBindable] = [status, activeFilter]
+        for word in words { bindings += [word, SearchKey.upperBound(ofPrefix: word)] }
+        bindings += [after?.nameKey, after?.nameKey, after?.nameKey, after?.username, limit] as [any SQLBindable]
         return try db.query("""
             SELECT \(Self.userColumns) FROM accounts_users
-            WHERE (? = 'all' OR active = ?)
-              AND (? = '' OR name_key LIKE ? ESCAPE '\\' OR name_key LIKE ? ESCAPE '\\'
-                   OR username LIKE ? ESCAPE '\\' OR email_lower LIKE ? ESCAPE '\\')
+            WHERE (? = 'all' OR active = ?)\(wordFilters)
               AND (? IS NULL OR name_key > ? OR (name_key = ? AND username > ?))
             ORDER BY name_key, username LIMIT ?
-            """, status, activeFilter, q, prefix, "% " + prefix, prefix, prefix,
-            after?.nameKey, after?.nameKey, after?.nameKey, after?.username, limit).map(UserRecord.init(row:))
+            """, bindings: bindings).map(UserRecord.init(row:))
+    }
+
+    /// Rewrites the search words of `userID` from its name, position, username and email.
+    func refreshSearchWords(_ db: Database, userID: Int64) throws {
+        try db.execute("DELETE FROM accounts_user_words WHERE user_id = ?", userID)
+        guard let row = try db.queryOne("SELECT display_name, position, username, email_lower FROM accounts_users WHERE id = ?", userID)
+        else { return }
+        let words = SearchKey.words(of: [row.string("display_name") ?? "", row.string("position") ?? ""],
+                                    whole: [row.string("username") ?? "", row.string("email_lower") ?? ""])
+        for word in words {
+            try db.execute("INSERT INTO accounts_user_words (word, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", word, userID)
+        }
     }
 
     /// Where the listing stands after the user `id`; nil when there is no such user.
@@ -50,10 +63,14 @@ struct AccountsRepository: Sendable {
         }
     }
 
-    /// The company-wide number of users and of active ones.
+    /// The company-wide number of users and of active ones. Counted as all minus the inactive
+    /// (an index range, usually short), not by summing every row.
     func userCounts(_ db: Database) throws -> (total: Int, active: Int) {
-        let counts = try db.queryOne("SELECT COUNT(*) AS total, COALESCE(SUM(active), 0) AS active FROM accounts_users")
-        return (counts?.int("total") ?? 0, counts?.int("active") ?? 0)
+        let counts = try db.queryOne("""
+            SELECT (SELECT COUNT(*) FROM accounts_users) AS total, (SELECT COUNT(*) FROM accounts_users WHERE active = 0) AS inactive
+            """)
+        let total = counts?.int("total") ?? 0
+        return (total, total - (counts?.int("inactive") ?? 0))
     }
 
     func usersCreated(_ db: Database, after time: Timestamp) throws -> Int {
@@ -86,7 +103,7 @@ struct AccountsRepository: Sendable {
             INSERT INTO accounts_users (username, email, email_lower, password_hash, role, active, display_name, name_key,
                                         language, created_at, last_login_at)
             VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING id
-            """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, displayName.lowercased(),
+            """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, SearchKey.fold(displayName),
             language, createdAt.milliseconds, lastLoginAt?.milliseconds)
         return row?.int64("id") ?? db.lastInsertRowID
     }
@@ -198,16 +215,18 @@ struct AccountsRepository: Sendable {
                        time.milliseconds, event, actorID, targetID, login, ip, detail)
     }
 
-    /// Newest first, ids below `before`.
-    func auditPage(_ db: Database, before: Int64?, limit: Int) throws -> [AuditEntry] {
+    /// Newest first, ids below `before`; only `event` when given, only events `userID` did or
+    /// underwent when given.
+    func auditPage(_ db: Database, before: Int64?, limit: Int, event: String? = nil, userID: Int64? = nil) throws -> [AuditEntry] {
         try db.query("""
             SELECT a.id, a.at, a.event, a.actor_id, au.username AS actor_username, a.target_id, tu.username AS target_username,
                    a.login, a.ip, a.detail
             FROM accounts_audit a
             LEFT JOIN accounts_users au ON au.id = a.actor_id
             LEFT JOIN accounts_users tu ON tu.id = a.target_id
-            WHERE a.id < ? ORDER BY a.id DESC LIMIT ?
-            """, before ?? Int64.max, limit).map { row in
+            WHERE a.id < ? AND (? IS NULL OR a.event = ?) AND (? IS NULL OR a.actor_id = ? OR a.target_id = ?)
+            ORDER BY a.id DESC LIMIT ?
+            """, before ?? Int64.max, event, event, userID, userID, userID, limit).map { row in
             AuditEntry(id: row.int64("id") ?? 0, at: row.timestamp("at"), event: row.string("event") ?? "",
                        actorID: row.int64("actor_id"), actorUsername: row.string("actor_username"),
                        targetID: row.int64("target_id"), targetUsername: row.string("target_username"),
@@ -215,16 +234,16 @@ struct AccountsRepository: Sendable {
         }
     }
 
-    // MARK: Helpers
+    /// Every event name the log holds.
+    func auditEventNames(_ db: Database) throws -> [String] {
+        try db.query("SELECT DISTINCT event FROM accounts_audit").compactMap { $0.string("event") }
+    }
 
-    /// `s` with LIKE's wildcards and the escape character escaped (`ESCAPE '\'`).
-    static func likeEscaped(_ s: String) -> String {
-        var out = ""
-        for ch in s {
-            if ch == "\\" || ch == "%" || ch == "_" { out.append("\\") }
-            out.append(ch)
-        }
-        return out
+    // MARK: Setup
+
+    /// Whether any admin is active.
+    func hasActiveAdmin(_ db: Database) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM accounts_users WHERE role = 'admin' AND active = 1 LIMIT 1") != nil
     }
 }
 

@@ -7,6 +7,10 @@ import SGEMSupport
 struct AccountsRoutes: Sendable {
     static let maxAvatarBytes = 2 * 1024 * 1024
 
+    static let notJSON = ResponseDoc(status: 415, description: "unsupported_media_type (the body must be application/json)")
+    static let busy = ResponseDoc(status: 503, description: "busy, with Retry-After")
+    static let nameTaken = ResponseDoc(status: 409, description: "username_taken or email_taken")
+
     let runtime: AccountsRuntime
     let services: ServiceRegistry
     let logger: Logger
@@ -25,7 +29,7 @@ struct AccountsRoutes: Sendable {
             responses: [ResponseDoc(status: 200, description: "Logged in", schema: sessionSchema),
                         ResponseDoc(status: 401, description: "invalid_credentials (unknown user and wrong password alike)"),
                         ResponseDoc(status: 403, description: "account_inactive"),
-                        ResponseDoc(status: 415, description: "unsupported_media_type (the body must be application/json)"),
+                        AccountsRoutes.notJSON,
                         ResponseDoc(status: 429, description: "rate_limited, with Retry-After"),
                         ResponseDoc(status: 503, description: "busy: too many password checks waiting, with Retry-After")])) { request, context in
             try await login(request, context)
@@ -37,11 +41,33 @@ struct AccountsRoutes: Sendable {
                                   required: ["username", "email", "password"]),
             responses: [ResponseDoc(status: 201, description: "Registered and logged in", schema: sessionSchema),
                         ResponseDoc(status: 403, description: "registration_closed"),
-                        ResponseDoc(status: 409, description: "username_taken or email_taken"),
+                        AccountsRoutes.nameTaken,
                         ResponseDoc(status: 422, description: "validation_failed"),
                         ResponseDoc(status: 429, description: "rate_limited: too many registrations from this address, with Retry-After"),
-                        ResponseDoc(status: 503, description: "busy, with Retry-After")])) { request, context in
+                        AccountsRoutes.busy])) { request, context in
             try await register(request, context)
+        }
+        anyone.get("/auth/setup", doc: RouteDoc(
+            summary: "Whether first-run setup is still possible (no token needed)", tags: ["accounts"],
+            responses: [ResponseDoc(status: 200, description: "open is true while no active admin exists and the setup link is unused",
+                                    schema: object(["open": boolean], required: ["open"]))])) { _, _ in
+            let open = runtime.setup.hasToken ? try await service.activeAdminIDs().isEmpty : false
+            return .json(["open": .bool(open)] as JSONValue)
+        }
+        anyone.post("/auth/setup", maxBody: 8 * 1024, doc: RouteDoc(
+            summary: "First run: create the first admin with the one-time token the server printed at start",
+            description: "The token comes from the link http://HOST:PORT/setup#token=TOKEN. Answers like a login.",
+            tags: ["accounts"],
+            requestSchema: object(["token": string, "username": string, "email": string, "password": string, "displayName": string,
+                                   "language": string], required: ["token", "username", "email", "password"]),
+            responses: [ResponseDoc(status: 201, description: "The admin, logged in", schema: sessionSchema),
+                        ResponseDoc(status: 403, description: "setup_closed: wrong or used token, or an active admin exists"),
+                        AccountsRoutes.nameTaken,
+                        AccountsRoutes.notJSON,
+                        ResponseDoc(status: 422, description: "validation_failed"),
+                        ResponseDoc(status: 429, description: "rate_limited: too many wrong tokens from this address, with Retry-After"),
+                        AccountsRoutes.busy])) { request, context in
+            try await setup(request, context)
         }
         user.post("/auth/logout", doc: RouteDoc(summary: "End this session and clear the cookie", tags: ["accounts"],
                                                 responses: [ResponseDoc(status: 204, description: "Logged out")], authenticated: true)) { request, context in
@@ -64,8 +90,7 @@ struct AccountsRoutes: Sendable {
                         ResponseDoc(status: 422, description: "validation_failed")], authenticated: true)) { request, context in
             let me = try context.user()
             var body = try JSONBody(request)
-            var changes = AccountsRoutes.profileChanges(&body, includeEmail: false)
-            if let enabled = body.bool("notificationsEnabled") { changes.append(("notifications_enabled", .integer(enabled ? 1 : 0))) }
+            let changes = AccountsRoutes.profileChanges(&body, includeEmail: false)
             try body.check()
             let record = try await service.update(userID: me.id, changes: changes, actor: .user(me.id, request))
             return .json(record.privateJSON)
@@ -85,12 +110,7 @@ struct AccountsRoutes: Sendable {
             responses: [ResponseDoc(status: 200, description: "The new URL", schema: object(["avatarUrl": string])),
                         ResponseDoc(status: 413, description: "payload_too_large"),
                         ResponseDoc(status: 415, description: "unsupported_media_type")], authenticated: true)) { request, context in
-            let me = try context.user()
-            guard let type = AccountsRoutes.imageType(request.body) else {
-                throw APIError(status: 415, code: "unsupported_media_type", message: "the picture must be a PNG, JPEG or WebP image")
-            }
-            let record = try await service.setAvatar(userID: me.id, data: request.body, contentType: type)
-            return .json(["avatarUrl": record.avatarURL.map(JSONValue.string) ?? .null] as JSONValue)
+            try await uploadAvatar(request, userID: try context.user().id, auditedAs: nil)
         }
         user.delete("/me/avatar", doc: RouteDoc(summary: "Remove my picture", tags: ["accounts"],
                                                 responses: [ResponseDoc(status: 204, description: "Removed")], authenticated: true)) { _, context in
@@ -100,21 +120,23 @@ struct AccountsRoutes: Sendable {
         user.get("/users", doc: RouteDoc(
             summary: "The team directory, by display name then username",
             description: """
-                q matches prefixes of name words, the username and the email; status is active, inactive or all (default). \
-                total and active count the whole company. Page with limit (1 to 200) and after=<id of the last user seen>; \
+                Each word of q must start a word of the name or the position, or start the username or the email, \
+                ignoring case and accents ("gomez alv" finds Álvaro Gómez); order ignores them too. status is active (default), inactive or all; only admins may ask for inactive or all \
+                (403 forbidden otherwise). total and active count the whole company. Page with limit (1 to 200) and after=<id of the last user seen>; \
                 nextAfter is that id when another page follows, else null. Without limit, the first 500.
                 """,
             tags: ["accounts"],
-            query: [QueryDoc("q", "words matched against the starts of names, the username and the email"),
-                    QueryDoc("status", "active, inactive or all (the default)", schema: ["type": "string", "enum": ["active", "inactive", "all"]]),
+            query: [QueryDoc("q", "words matched against the starts of name and position words, the username and the email"),
+                    QueryDoc("status", "active (the default); admins also inactive or all", schema: ["type": "string", "enum": ["active", "inactive", "all"]]),
                     QueryDoc("limit", "how many users, 1 to 200", schema: ["type": "integer"]),
                     QueryDoc("after", "the id of the last user seen", schema: ["type": "integer"])],
             responses: [ResponseDoc(status: 200, description: "The users", schema: object(["items": ["type": "array", "items": userSchema],
                                                                                            "nextAfter": nullableInteger,
                                                                                            "total": integer, "active": integer])),
+                        ResponseDoc(status: 403, description: "forbidden: status inactive or all needs an admin"),
                         ResponseDoc(status: 422, description: "validation_failed (status, limit or after)")],
-            authenticated: true)) { request, _ in
-            try await listUsers(request)
+            authenticated: true)) { request, context in
+            try await listUsers(request, as: try context.user())
         }
         user.get("/users/{id}", doc: RouteDoc(summary: "One user's public profile", tags: ["accounts"],
                                               responses: [ResponseDoc(status: 200, description: "The user", schema: userSchema)],
@@ -137,7 +159,7 @@ struct AccountsRoutes: Sendable {
             requestSchema: object(["username": string, "email": string, "displayName": string, "role": ["type": "string", "enum": ["admin", "employee"]],
                                    "password": string, "language": string], required: ["username", "email"]),
             responses: [ResponseDoc(status: 201, description: "Created", schema: object(["user": userSchema, "password": string])),
-                        ResponseDoc(status: 409, description: "username_taken or email_taken"),
+                        AccountsRoutes.nameTaken,
                         ResponseDoc(status: 422, description: "validation_failed")], authenticated: true)) { request, context in
             try await createUser(request, context)
         }
@@ -177,24 +199,65 @@ struct AccountsRoutes: Sendable {
             try await service.setPassword(userID: id, hash: hash, keepSession: nil, event: "password.reset", actor: .user(me.id, request))
             return AccountsRoutes.notStored(.json(["password": .string(password)] as JSONValue))
         }
+        admin.put("/users/{id}/avatar", maxBody: AccountsRoutes.maxAvatarBytes, doc: RouteDoc(
+            summary: "Set a user's picture: PNG, JPEG or WebP (recognised by content), at most 2 MiB; audited", tags: ["accounts", "admin"],
+            requestSchema: ["type": "string", "format": "binary"], requestContentType: "application/octet-stream",
+            responses: [ResponseDoc(status: 200, description: "The new URL", schema: object(["avatarUrl": string])),
+                        ResponseDoc(status: 404, description: "not_found"),
+                        ResponseDoc(status: 413, description: "payload_too_large"),
+                        ResponseDoc(status: 415, description: "unsupported_media_type")], authenticated: true)) { request, context in
+            guard let id = Int64(request.parameters["id"] ?? "") else { throw APIError.notFound("no such user") }
+            return try await uploadAvatar(request, userID: id, auditedAs: .user(try context.user().id, request))
+        }
+        admin.delete("/users/{id}/avatar", doc: RouteDoc(
+            summary: "Remove a user's picture; audited", tags: ["accounts", "admin"],
+            responses: [ResponseDoc(status: 204, description: "Removed"), ResponseDoc(status: 404, description: "not_found")],
+            authenticated: true)) { request, context in
+            guard let id = Int64(request.parameters["id"] ?? "") else { throw APIError.notFound("no such user") }
+            try await service.deleteAvatar(userID: id, auditedAs: .user(try context.user().id, request))
+            return .noContent()
+        }
         admin.get("/audit", doc: RouteDoc(
-            summary: "Security events, newest first: logins, failures, logouts, password, role and activation changes",
-            description: "Page with ?before=<id of the last item seen>&limit= (default 50, at most 200).", tags: ["accounts", "admin"],
+            summary: "Security events, newest first: logins, failures, logouts, password, role, activation and picture changes",
+            description: """
+                Page with ?before=<id of the last item seen>&limit= (default 50, at most 200); nextBefore is the id to pass \
+                as before for the next page, null at the end. event keeps one event name (GET /admin/audit/events lists \
+                them); userId keeps the events that user did or underwent.
+                """, tags: ["accounts", "admin"],
             query: [QueryDoc("before", "the id of the last event seen; events older than it follow", schema: ["type": "integer"]),
-                    QueryDoc("limit", "how many events, 1 to 200 (default 50)", schema: ["type": "integer"])],
-            responses: [ResponseDoc(status: 200, description: "The events", schema: object(["items": ["type": "array", "items": auditSchema]]))],
+                    QueryDoc("limit", "how many events, 1 to 200 (default 50)", schema: ["type": "integer"]),
+                    QueryDoc("event", "only this event name, e.g. login.failure"),
+                    QueryDoc("userId", "only events this user did (actor) or underwent (target)", schema: ["type": "integer"])],
+            responses: [ResponseDoc(status: 200, description: "The events", schema: object(["items": ["type": "array", "items": auditSchema],
+                                                                                            "nextBefore": nullableInteger])),
+                        ResponseDoc(status: 422, description: "validation_failed (before, limit, event or userId)")],
             authenticated: true)) { request, _ in
             var problems: [String: String] = [:]
-            let before = request.query["before"].flatMap { $0.isEmpty ? nil : $0 }
-            let beforeID = before.flatMap { Int64($0) }
-            if before != nil && beforeID == nil { problems["before"] = "must be an event id" }
+            func id(_ name: String, _ problem: String) -> Int64? {
+                guard let raw = request.query[name], !raw.isEmpty else { return nil }
+                guard let value = Int64(raw) else { problems[name] = problem; return nil }
+                return value
+            }
+            let beforeID = id("before", "must be an event id")
+            let userID = id("userId", "must be a user id")
             var limit = 50
             if let raw = request.query["limit"], !raw.isEmpty {
                 if let n = Int(raw), n >= 1 { limit = min(n, 200) } else { problems["limit"] = "must be a whole number from 1 to 200" }
             }
+            let event = request.query["event"].flatMap { $0.isEmpty ? nil : $0 }
+            if let event, event.utf8.count > 64 { problems["event"] = "must be an event name of at most 64 characters" }
             if !problems.isEmpty { throw APIError.validationFailed(problems) }
-            let page = try await service.auditPage(before: beforeID, limit: limit)
-            return .json(["items": .array(page.map(\.json))] as JSONValue)
+            let page = try await service.auditPage(before: beforeID, limit: limit, event: event, userID: userID)
+            return .json([
+                "items": .array(page.items.map(\.json)),
+                "nextBefore": page.more ? page.items.last.map { .number(Double($0.id)) } ?? .null : .null,
+            ] as JSONValue)
+        }
+        admin.get("/audit/events", doc: RouteDoc(
+            summary: "The audit log's event names, for filtering", tags: ["accounts", "admin"],
+            responses: [ResponseDoc(status: 200, description: "The names, sorted", schema: object(["items": ["type": "array", "items": string]]))],
+            authenticated: true)) { _, _ in
+            .json(["items": .array(try await service.auditEventNames().map(JSONValue.string))] as JSONValue)
         }
     }
 
@@ -262,21 +325,11 @@ struct AccountsRoutes: Sendable {
             throw APIError(status: 403, code: "registration_closed", message: "registration is closed; ask an admin for an account")
         }
         var body = try JSONBody(request)
-        let rawUsername = body.string("username", required: true)
-        let rawEmail = body.string("email", required: true)
+        let (username, email, displayName, language) = try await newAccountFields(&body)
         let password = body.string("password", required: true)
-        let rawName = body.string("displayName")
-        let rawLanguage = body.string("language")
-        let username = rawUsername.flatMap(AccountRules.username)
-        if rawUsername != nil && username == nil { body.problem("username", "must be 3 to 32 of a-z, 0-9, '.', '_' and '-'") }
-        let email = rawEmail.flatMap(AccountRules.email)
-        if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
         if let password, let problem = AccountRules.passwordProblem(password) { body.problem("password", problem) }
-        let displayName = AccountsRoutes.displayName(rawName, fallback: username ?? "", body: &body)
-        let language = rawLanguage ?? settings.defaultLanguage
-        if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
         try body.check()
-        guard let username, let email, let password else { throw APIError.badRequest("incomplete registration") }
+        guard let password else { throw APIError.badRequest("incomplete registration") }
         if settings.registration == "domain" {
             let domain = settings.registrationDomain ?? ""
             guard !domain.isEmpty, email.lowercased().hasSuffix("@" + domain.lowercased()) else {
@@ -299,6 +352,64 @@ struct AccountsRoutes: Sendable {
                                               passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.clientAddress),
                                               session: session, request: request)
         return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
+    }
+
+    /// `POST /auth/setup`: the first admin, from the one-time token. A wrong token counts against
+    /// the address like a wrong password; the token dies once an admin is made.
+    func setup(_ request: Request, _ context: RequestContext) async throws -> Response {
+        var body = try JSONBody(request)
+        let token = body.string("token", required: true) ?? ""
+        let attempt = try runtime.throttle.reserveSetup(address: request.clientAddress)
+        guard token.utf8.count <= 128, runtime.setup.matches(token) else {
+            runtime.throttle.fail(attempt)
+            throw AccountService.setupClosed
+        }
+        runtime.throttle.release(attempt)
+        guard try await service.activeAdminIDs().isEmpty else {
+            runtime.setup.close()
+            throw AccountService.setupClosed
+        }
+        let fields = try await newAccountFields(&body)
+        let password = body.string("password", required: true)
+        if let password, let problem = AccountRules.passwordProblem(password) { body.problem("password", problem) }
+        try body.check()
+        guard let password else { throw APIError.badRequest("incomplete setup") }
+        try await service.checkAvailable(username: fields.username, email: fields.email)
+        let hash = try await hasher.hash(password, for: request.clientAddress)
+        let session = service.sessions.makeSession()
+        let record = try await service.create(username: fields.username, email: fields.email, displayName: fields.displayName, role: .admin,
+                                              language: fields.language, passwordHash: hash, event: "setup.admin_created",
+                                              actor: Actor(userID: nil, ip: request.clientAddress), session: session, request: request,
+                                              onlyIfNoActiveAdmin: true)
+        runtime.setup.close()
+        context.logger.notice("first admin created by setup", ["request.id": context.requestID, "user.id": String(record.id)])
+        return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
+    }
+
+    /// The username, email, display name and language of a new account, checked like every
+    /// account creation (problems recorded in `body`); the company's default language when none
+    /// is given.
+    func newAccountFields(_ body: inout JSONBody) async throws -> (username: String, email: String, displayName: String, language: String) {
+        let rawUsername = body.string("username", required: true)
+        let rawEmail = body.string("email", required: true)
+        let username = rawUsername.flatMap(AccountRules.username)
+        if rawUsername != nil && username == nil { body.problem("username", "must be 3 to 32 of a-z, 0-9, '.', '_' and '-'") }
+        let email = rawEmail.flatMap(AccountRules.email)
+        if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
+        let displayName = AccountsRoutes.displayName(body.string("displayName"), fallback: username ?? "", body: &body)
+        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        let language = body.string("language") ?? settings.defaultLanguage
+        if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
+        return (username ?? "", email ?? "", displayName, language)
+    }
+
+    /// Stores `request`'s body as the picture of `userID` and answers `{avatarUrl}`.
+    func uploadAvatar(_ request: Request, userID: Int64, auditedAs actor: Actor?) async throws -> Response {
+        guard let type = AccountsRoutes.imageType(request.body) else {
+            throw APIError(status: 415, code: "unsupported_media_type", message: "the picture must be a PNG, JPEG or WebP image")
+        }
+        let record = try await service.setAvatar(userID: userID, data: request.body, contentType: type, auditedAs: actor)
+        return .json(["avatarUrl": record.avatarURL.map(JSONValue.string) ?? .null] as JSONValue)
     }
 
     func changePassword(_ request: Request, _ context: RequestContext) async throws -> Response {
@@ -332,24 +443,14 @@ struct AccountsRoutes: Sendable {
     func createUser(_ request: Request, _ context: RequestContext) async throws -> Response {
         let me = try context.user()
         var body = try JSONBody(request)
-        let rawUsername = body.string("username", required: true)
-        let rawEmail = body.string("email", required: true)
-        let username = rawUsername.flatMap(AccountRules.username)
-        if rawUsername != nil && username == nil { body.problem("username", "must be 3 to 32 of a-z, 0-9, '.', '_' and '-'") }
-        let email = rawEmail.flatMap(AccountRules.email)
-        if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
-        let displayName = AccountsRoutes.displayName(body.string("displayName"), fallback: username ?? "", body: &body)
+        let (username, email, displayName, language) = try await newAccountFields(&body)
         var role = UserRole.employee
         if let raw = body.string("role") {
             if let r = UserRole(rawValue: raw) { role = r } else { body.problem("role", "must be admin or employee") }
         }
         let given = body.string("password")
         if let given, let problem = AccountRules.passwordProblem(given) { body.problem("password", problem) }
-        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
-        let language = body.string("language") ?? settings.defaultLanguage
-        if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
         try body.check()
-        guard let username, let email else { throw APIError.badRequest("incomplete user") }
         try await service.checkAvailable(username: username, email: email)
         let password = given ?? AccountRules.generatedPassword()
         let hash = try await hasher.hash(password, for: request.clientAddress)
@@ -361,10 +462,11 @@ struct AccountsRoutes: Sendable {
     }
 
     /// `GET /users`: one page of the directory.
-    func listUsers(_ request: Request) async throws -> Response {
+    func listUsers(_ request: Request, as me: AuthenticatedUser) async throws -> Response {
         var problems: [String: String] = [:]
-        let status = request.query["status"].flatMap { $0.isEmpty ? nil : $0 } ?? "all"
+        let status = request.query["status"].flatMap { $0.isEmpty ? nil : $0 } ?? "active"
         if !["active", "inactive", "all"].contains(status) { problems["status"] = "must be active, inactive or all" }
+        if status != "active", problems["status"] == nil, !me.isAdmin { throw APIError.forbidden("only admins may list inactive users") }
         // Without `limit`, the first 500: what the directory showed before it paged.
         var limit = 500
         if let raw = request.query["limit"], !raw.isEmpty {
@@ -436,7 +538,7 @@ struct AccountsRoutes: Sendable {
             if raw == nil && body.problems["displayName"] == nil { body.problem("displayName", "must not be empty") }
             let name = displayName(raw ?? "", fallback: "", body: &body)
             changes.append(("display_name", .text(name)))
-            changes.append(("name_key", .text(name.lowercased())))
+            changes.append(("name_key", .text(SearchKey.fold(name))))
         }
         for field in ProfileField.all {
             guard case let .some(value) = body.nullableString(field.json) else { continue }
@@ -452,6 +554,7 @@ struct AccountsRoutes: Sendable {
                 body.problem("language", "must be an ISO 639-1 code of two lowercase letters")
             }
         }
+        if let enabled = body.bool("notificationsEnabled") { changes.append(("notifications_enabled", .integer(enabled ? 1 : 0))) }
         if includeEmail, body.has("email") {
             if let email = body.string("email").flatMap(AccountRules.email) {
                 changes.append(("email", .text(email)))
@@ -507,10 +610,7 @@ func profileSchema(admin: Bool) -> JSONValue {
     var fields: [(String, JSONValue)] = [("displayName", string)]
     for f in ProfileField.all { fields.append((f.json, nullableString)) }
     fields.append(("language", string))
-    if admin {
-        fields += [("email", string), ("role", ["type": "string", "enum": ["admin", "employee"]]), ("active", boolean)]
-    } else {
-        fields.append(("notificationsEnabled", boolean))
-    }
+    fields.append(("notificationsEnabled", boolean))
+    if admin { fields += [("email", string), ("role", ["type": "string", "enum": ["admin", "employee"]]), ("active", boolean)] }
     return .object([("type", "object"), ("properties", .object(fields))])
 }

@@ -12,11 +12,13 @@ struct AccountsRuntime: ModuleRuntime {
 
     let service: AccountService
     let throttle: LoginThrottle
+    /// The first-run setup token, open only while no active admin existed at boot.
+    let setup: SetupGate
     let logins: Counter
     let registry: ServiceRegistry
     let logger: Logger
 
-    /// Builds the runtime and publishes `SessionAuthenticator` and `UserDirectory`.
+    /// Builds the runtime and publishes `SessionAuthenticator`, `UserDirectory` and `FirstRunSetup`.
     static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy) async throws -> AccountsRuntime {
         let configuration = context.configuration
         let repository = AccountsRepository()
@@ -26,12 +28,14 @@ struct AccountsRuntime: ModuleRuntime {
         let sessions = SessionManager(store: context.store, repository: repository, idleHours: configuration.int(AccountsModule.sessionIdleHours),
                                       maxDays: configuration.int(AccountsModule.sessionMaxDays), logger: context.logger)
         let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions)
-        let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy),
+        let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
+        let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
                                       registry: context.services, logger: context.logger)
         try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))
+        context.services.register((any FirstRunSetup).self, setup)
         return runtime
     }
 

@@ -66,6 +66,13 @@ final class LoginThrottle: Sendable {
         try reserve(Attempt(keys: [(Self.key(account: account), policy.accountFailures), (Self.key(address: address), policy.addressFailures)]))
     }
 
+    /// Reserves a first-run setup attempt from `address`: a wrong token counts against the
+    /// address like a wrong password (never against an account, so guessing cannot lock out the
+    /// person holding the link).
+    func reserveSetup(address: String) throws -> Attempt {
+        try reserve(Attempt(keys: [(Self.key(address: address), policy.addressFailures)]))
+    }
+
     /// Reserves a registration from `address`; every registration that reaches hashing counts,
     /// successful or not (each one costs a hash and may be a throw-away account).
     func reserveRegistration(address: String) throws -> Attempt {

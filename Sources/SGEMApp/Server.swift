@@ -24,9 +24,12 @@ enum Server {
         let host = configuration.string("host") ?? "0.0.0.0"
         let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
         io.print("\(Application.name) \(Version.current) listening on \(scheme)://\(shownHost):\(running.port)/")
+        let setupURL = running.setupToken().map { Server.setupURL(scheme: scheme, host: host, port: running.port, token: $0) }
+        if let setupURL { io.print("first run: open \(setupURL) to create the first admin (the link works once)") }
         io.print("data: \(configuration.databasePath)")
         if let hint = await running.firstRunHint() { io.print(hint) }
         logger.notice("listening", ["url": "\(scheme)://\(host):\(running.port)/", "database": configuration.databasePath])
+        if let setupURL { logger.notice("first-run setup link", ["url": setupURL]) }
 
         let signal = await signals.next()
         logger.notice("shutting down", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
@@ -35,6 +38,22 @@ enum Server {
         logger.notice("stopped")
         // Lines still buffered for stderr go out before the process ends.
         _ = LogSettings.flush(timeoutMilliseconds: 2000)
+    }
+}
+
+extension Server {
+    /// `http://HOST:PORT/setup#token=TOKEN`: the bound host, or this machine's name when bound to
+    /// every address (127.0.0.1 when it has none); IPv6 literals in brackets.
+    static func setupURL(scheme: String, host: String, port: Int, token: String) -> String {
+        var shown = host
+        if host == "0.0.0.0" || host == "::" || host.isEmpty {
+            var name = [CChar](repeating: 0, count: 256)
+            shown = gethostname(&name, name.count - 1) == 0
+                ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+            if shown.isEmpty { shown = "127.0.0.1" }
+        }
+        if shown.contains(":") { shown = "[\(shown)]" }
+        return "\(scheme)://\(shown):\(port)/setup#token=\(token)"
     }
 }
 
@@ -140,6 +159,9 @@ public final class RunningServer: Sendable {
         for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }
         await store.close()
     }
+
+    /// The first-run setup token, once (nil when an active admin existed at start).
+    public func setupToken() -> String? { context.services.resolve((any FirstRunSetup).self)?.takeSetupToken() }
 
     /// What to tell the operator on a first run; modules that manage users supply it later.
     func firstRunHint() async -> String? {

@@ -1,10 +1,12 @@
 import SGEMCore
 import SGEMHTTP
+import SGEMShell
 import SGEMStore
 import SGEMSupport
 
-/// The `company` module: company-wide settings (holiday allowance, working days, registration,
-/// default language). Company information (`/company`) arrives with its own issue.
+/// The `company` module: the company's information (`/company`) and the company-wide settings
+/// (holiday allowance, working days, registration, default language, time zone, absences,
+/// carry-over).
 public struct CompanyModule: Module {
     public let id: ModuleID = "company"
 
@@ -32,6 +34,10 @@ public struct CompanyModule: Module {
         context.services.register((any CompanySettingsProvider).self, repository)
         return CompanyRuntime(repository: repository, services: context.services, logger: context.logger)
     }
+
+    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
+        CompanyCommands(context: context).register(&commands)
+    }
 }
 
 /// The company module's routes.
@@ -41,9 +47,26 @@ struct CompanyRuntime: ModuleRuntime {
     let logger: Logger
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        let user = routes.group("", middleware: [RequireUser(services: services)])
         let admin = routes.group("/admin", middleware: [RequireAdmin(services: services)])
         let repository = self.repository
         let logger = self.logger
+        user.get("/company", doc: RouteDoc(summary: "The company's name and contact information", tags: ["company"],
+                                           responses: [ResponseDoc(status: 200, description: "The company", schema: profileSchema)],
+                                           authenticated: true)) { _, _ in
+            .json(try await repository.profile().json)
+        }
+        admin.put("/company", maxBody: 16 * 1024, doc: RouteDoc(
+            summary: "Change the company's information (fields left out keep their value; null or \"\" clears)", tags: ["company"],
+            requestSchema: profileRequestSchema,
+            responses: [ResponseDoc(status: 200, description: "The company now", schema: profileSchema),
+                        ResponseDoc(status: 422, description: "Invalid values, per field in details.fields")],
+            authenticated: true)) { request, context in
+            let fields = try JSONBody(request).fields
+            let updated = try await repository.updateProfile { current in try current.applying(fields) }
+            logger.notice("company information changed", ["user.id": String(try context.user().id), "request.id": context.requestID])
+            return .json(updated.json)
+        }
         admin.get("/settings", doc: RouteDoc(summary: "Company settings", tags: ["company"],
                                              responses: [ResponseDoc(status: 200, description: "The settings", schema: settingsSchema)],
                                              authenticated: true)) { _, _ in
@@ -51,7 +74,7 @@ struct CompanyRuntime: ModuleRuntime {
         }
         admin.put("/settings", maxBody: 16 * 1024,
                   doc: RouteDoc(summary: "Change company settings (fields left out keep their value)", tags: ["company"],
-                                requestSchema: settingsSchema,
+                                requestSchema: settingsRequestSchema,
                                 responses: [ResponseDoc(status: 200, description: "The settings now", schema: settingsSchema),
                                             ResponseDoc(status: 422, description: "Invalid values, per field in details.fields")],
                                 authenticated: true)) { request, context in
@@ -66,7 +89,7 @@ struct CompanyRuntime: ModuleRuntime {
 }
 
 extension CompanySettingsValue {
-    /// The contract's shape, `registrationDomain` included even when null.
+    /// The contract's shape, nullable fields included even when null.
     var json: JSONValue {
         [
             "defaultAllowanceDays": .number(Double(defaultAllowanceDays)),
@@ -74,65 +97,12 @@ extension CompanySettingsValue {
             "registration": .string(registration),
             "registrationDomain": registrationDomain.map(JSONValue.string) ?? .null,
             "defaultLanguage": .string(defaultLanguage),
+            "timeZone": .string(timeZone),
+            "maxSimultaneousAbsences": maxSimultaneousAbsences.map { .number(Double($0)) } ?? .null,
+            "carryOverMaxDays": .number(Double(carryOverMaxDays)),
+            "carryOverExpires": carryOverExpires.map(JSONValue.string) ?? .null,
+            "updatedAt": updatedAt.map { .string($0.rfc3339()) } ?? .null,
         ]
-    }
-}
-
-/// A `PUT /admin/settings` body, checked field by field.
-struct SettingsBody {
-    let fields: [String: JSONValue]
-
-    init(_ request: Request) throws { fields = try JSONBody(request).fields }
-
-    /// `current` with the body's fields applied; 422 listing every invalid field.
-    func applied(to current: CompanySettingsValue) throws -> CompanySettingsValue {
-        var value = current
-        var problems: [String: String] = [:]
-        if let raw = fields["defaultAllowanceDays"] {
-            if let n = raw.numberValue, n == n.rounded(), (0...366).contains(n) {
-                value.defaultAllowanceDays = Int(n)
-            } else {
-                problems["defaultAllowanceDays"] = "must be a whole number from 0 to 366"
-            }
-        }
-        if let raw = fields["workingDays"] {
-            let numbers = raw.arrayValue?.compactMap { v -> Int? in
-                guard let n = v.numberValue, n == n.rounded(), (1...7).contains(n) else { return nil }
-                return Int(n)
-            }
-            if let numbers, !numbers.isEmpty, numbers.count == raw.arrayValue?.count, Set(numbers).count == numbers.count {
-                value.workingDays = numbers.sorted()
-            } else {
-                problems["workingDays"] = "must be a non-empty list of distinct ISO weekday numbers 1 to 7"
-            }
-        }
-        if let raw = fields["registration"] {
-            if let s = raw.stringValue, CompanySettingsValue.registrationModes.contains(s) {
-                value.registration = s
-            } else {
-                problems["registration"] = "must be one of closed, open, domain"
-            }
-        }
-        if let raw = fields["registrationDomain"] {
-            switch raw {
-            case .null: value.registrationDomain = nil
-            case let .string(s) where s.isEmpty: value.registrationDomain = nil
-            case let .string(s) where isDomainName(s.lowercased()): value.registrationDomain = s.lowercased()
-            default: problems["registrationDomain"] = "must be a domain name such as example.com"
-            }
-        }
-        if value.registration == "domain", value.registrationDomain == nil, problems["registrationDomain"] == nil {
-            problems["registrationDomain"] = "is required when registration is 'domain'"
-        }
-        if let raw = fields["defaultLanguage"] {
-            if let s = raw.stringValue, s.utf8.count == 2, s.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }) {
-                value.defaultLanguage = s
-            } else {
-                problems["defaultLanguage"] = "must be an ISO 639-1 code of two lowercase letters"
-            }
-        }
-        if !problems.isEmpty { throw APIError.validationFailed(problems) }
-        return value
     }
 }
 
@@ -149,13 +119,55 @@ func isDomainName(_ s: String) -> Bool {
     }
 }
 
-let settingsSchema: JSONValue = [
+let nullableString: JSONValue = ["type": "string", "nullable": true]
+let timestampSchema: JSONValue = ["type": "string", "format": "date-time", "nullable": true]
+
+let settingsRequestSchema: JSONValue = [
     "type": "object",
     "properties": [
         "defaultAllowanceDays": ["type": "integer", "minimum": 0, "maximum": 366],
         "workingDays": ["type": "array", "items": ["type": "integer", "minimum": 1, "maximum": 7]],
         "registration": ["type": "string", "enum": ["closed", "open", "domain"]],
-        "registrationDomain": ["type": "string", "nullable": true],
+        "registrationDomain": nullableString,
         "defaultLanguage": ["type": "string", "pattern": "^[a-z]{2}$"],
+        "timeZone": ["type": "string", "description": "IANA time zone name, e.g. Europe/Madrid"],
+        "maxSimultaneousAbsences": ["type": "integer", "minimum": 1, "maximum": 10000, "nullable": true],
+        "carryOverMaxDays": ["type": "integer", "minimum": 0, "maximum": 366],
+        "carryOverExpires": ["type": "string", "pattern": "^[0-9]{2}-[0-9]{2}$", "nullable": true],
     ],
+]
+
+let settingsSchema: JSONValue = [
+    "type": "object",
+    "properties": [
+        "defaultAllowanceDays": ["type": "integer"],
+        "workingDays": ["type": "array", "items": ["type": "integer"]],
+        "registration": ["type": "string", "enum": ["closed", "open", "domain"]],
+        "registrationDomain": nullableString,
+        "defaultLanguage": ["type": "string"],
+        "timeZone": ["type": "string"],
+        "maxSimultaneousAbsences": ["type": "integer", "nullable": true],
+        "carryOverMaxDays": ["type": "integer"],
+        "carryOverExpires": nullableString,
+        "updatedAt": timestampSchema,
+    ],
+    "required": ["defaultAllowanceDays", "workingDays", "registration", "registrationDomain", "defaultLanguage", "timeZone",
+                 "maxSimultaneousAbsences", "carryOverMaxDays", "carryOverExpires", "updatedAt"],
+]
+
+let profileRequestSchema: JSONValue = [
+    "type": "object",
+    "properties": [
+        "name": nullableString, "phone": nullableString, "email": nullableString, "website": nullableString,
+        "address": nullableString,
+    ],
+]
+
+let profileSchema: JSONValue = [
+    "type": "object",
+    "properties": [
+        "name": nullableString, "phone": nullableString, "email": nullableString, "website": nullableString,
+        "address": nullableString, "updatedAt": timestampSchema,
+    ],
+    "required": ["name", "phone", "email", "website", "address", "updatedAt"],
 ]

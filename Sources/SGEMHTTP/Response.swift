@@ -26,7 +26,7 @@ public struct Response: Sendable {
 
     /// A `JSONValue` serialised in its own key order.
     public static func json(_ value: JSONValue, status: Int = 200) -> Response {
-        Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(value.serialized().utf8))
+        Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: value.serializedBytes())
     }
 
     /// A text body.
@@ -44,6 +44,6 @@ public struct Response: Sendable {
         if let requestID { inner.append(("requestId", .string(requestID))) }
         var headers = error.headers
         headers.set("Content-Type", "application/json")
-        return Response(status: error.status, headers: headers, body: Array(JSONValue.object([("error", .object(inner))]).serialized().utf8))
+        return Response(status: error.status, headers: headers, body: JSONValue.object([("error", .object(inner))]).serializedBytes())
     }
 }

@@ -86,56 +86,108 @@ public enum JSONValue: Sendable, Equatable, Codable {
 
     /// Compact JSON text with keys in their stored order.
     public func serialized() -> String {
-        var out = ""
+        String(decoding: serializedBytes(), as: UTF8.self)
+    }
+
+    /// Compact JSON as UTF-8 bytes, ready for a response body.
+    public func serializedBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(into: &out)
         return out
     }
 
-    public func write(into out: inout String) {
+    /// Appends the compact JSON text to `out`.
+    public func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case let .bool(b): out += b ? "true" : "false"
+        case .null: out.append(contentsOf: "null".utf8)
+        case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case let .number(n):
-            if n.isFinite, n == n.rounded(), abs(n) < 9e15 { out += String(Int64(n)) } else if n.isFinite { out += String(n) } else { out += "null" }
+            if n.isFinite, n == n.rounded(), abs(n) < 9e15 {
+                JSONValue.writeInteger(Int64(n), into: &out)
+            } else if n.isFinite {
+                out.append(contentsOf: String(n).utf8)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
         case let .string(s): JSONValue.writeString(s, into: &out)
         case let .array(items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 item.write(into: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case let .object(pairs):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, (k, v)) in pairs.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONValue.writeString(k, into: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 v.write(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    /// Writes `s` as a JSON string literal, escaping quotes, backslashes and control characters.
-    public static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar == "\u{2028}" || scalar == "\u{2029}" {
-                    out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Decimal digits of `n`, without a String in between.
+    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+        if n == 0 { out.append(UInt8(ascii: "0")); return }
+        var magnitude = n.magnitude
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        let start = out.count
+        while magnitude > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
         }
-        out += "\""
+        out[start...].reverse()
+    }
+
+    /// Writes `s` as a JSON string literal, escaping quotes, backslashes, control characters and
+    /// U+2028/U+2029 (which end a line in JavaScript). Runs that need no escaping are copied whole.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var runStart = 0
+            var i = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                let escape: UInt8  // the letter after the backslash; 0 for a \u escape
+                var width = 1
+                switch b {
+                case UInt8(ascii: "\""): escape = UInt8(ascii: "\"")
+                case UInt8(ascii: "\\"): escape = UInt8(ascii: "\\")
+                case UInt8(ascii: "\n"): escape = UInt8(ascii: "n")
+                case UInt8(ascii: "\r"): escape = UInt8(ascii: "r")
+                case UInt8(ascii: "\t"): escape = UInt8(ascii: "t")
+                case 0..<0x20: escape = 0
+                case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+                    escape = 0
+                    width = 3
+                default:
+                    i += 1
+                    continue
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                out.append(UInt8(ascii: "\\"))
+                if escape != 0 {
+                    out.append(escape)
+                } else {
+                    let value: UInt32 = width == 3 ? (bytes[i + 2] == 0xA8 ? 0x2028 : 0x2029) : UInt32(b)
+                    out.append(UInt8(ascii: "u"))
+                    for shift in stride(from: 12, through: 0, by: -4) {
+                        out.append(hexDigits[Int((value >> UInt32(shift)) & 0xF)])
+                    }
+                }
+                i += width
+                runStart = i
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -126,7 +126,7 @@ struct SystemRuntime: ModuleRuntime {
                 if let cache { return cache }
                 let doc = OpenAPIDocument.build(routes: router.routes, title: "sgem-server API", version: version,
                                                 description: "Employee directory, holidays, notices, chat and translation for one company.")
-                let bytes = Array(doc.serialized().utf8)
+                let bytes = doc.serializedBytes()
                 cache = bytes
                 return bytes
             }

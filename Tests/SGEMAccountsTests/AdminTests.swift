@@ -29,6 +29,11 @@ let userEndpoints: [Endpoint] = [
     Endpoint(method: "GET", path: "/api/v1/admin/audit", body: nil, adminOnly: true),
     Endpoint(method: "GET", path: "/api/v1/admin/settings", body: nil, adminOnly: true),
     Endpoint(method: "PUT", path: "/api/v1/admin/settings", body: ["defaultLanguage": "en"], adminOnly: true),
+    Endpoint(method: "GET", path: "/api/v1/company", body: nil, adminOnly: false),
+    Endpoint(method: "PUT", path: "/api/v1/admin/company", body: ["name": "Acme"], adminOnly: true),
+    Endpoint(method: "GET", path: "/api/v1/admin/audit/events", body: nil, adminOnly: true),
+    Endpoint(method: "GET", path: "/api/v1/admin/audit?event=login.success&userId=1", body: nil, adminOnly: true),
+    Endpoint(method: "DELETE", path: "/api/v1/admin/users/2/avatar", body: nil, adminOnly: true),
 ]
 
 @Suite struct AdminTests {

@@ -23,7 +23,7 @@ import Testing
     @Test func listsEveryoneByNameThenUsernameWithCounts() async throws {
         let (server, boss) = try await seeded()
         defer { Task { await server.stop() } }
-        let all = try await server.call("GET", "/api/v1/users", token: boss.token)
+        let all = try await server.call("GET", "/api/v1/users?status=all", token: boss.token)
         #expect(all.status == 200)
         #expect(try usernames(all) == ["ana1", "ana2", "bob", "maria", "boss", "zed"])
         let v = try all.json()
@@ -34,6 +34,8 @@ import Testing
 
         let active = try await server.call("GET", "/api/v1/users?status=active", token: boss.token)
         #expect(try usernames(active) == ["ana1", "ana2", "bob", "maria", "boss"])
+        #expect(try usernames(await server.call("GET", "/api/v1/users", token: boss.token)) == ["ana1", "ana2", "bob", "maria", "boss"],
+                "active is the default")
         #expect(try active.json()["total"] == 6, "counts are company-wide whatever the filter")
         #expect(try usernames(await server.call("GET", "/api/v1/users?status=inactive", token: boss.token)) == ["zed"])
         let bad = try await server.call("GET", "/api/v1/users?status=gone", token: boss.token)
@@ -43,7 +45,7 @@ import Testing
     static let searches: [(String, [String])] = [
         ("ana", ["ana1", "ana2"]), ("GAR", ["ana1", "ana2"]), ("lóp", ["maria"]), ("ston", ["bob"]), ("bo", ["bob", "boss"]),
         ("boss%40example", []), ("boss@example.com", ["boss"]), ("100%", ["zed"]), ("%", []), ("_", []), ("the b", ["boss"]),
-        ("oss", []),
+        ("oss", []), ("lop", ["maria"]), ("MARÍA", ["maria"]), ("garcia", ["ana1", "ana2"]),
     ]
 
     @Test(arguments: searches)
@@ -52,7 +54,7 @@ import Testing
         defer { Task { await server.stop() } }
         let encoded = q.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: " ", with: "%20")
             .replacingOccurrences(of: "@", with: "%40")
-        let r = try await server.call("GET", "/api/v1/users?q=\(encoded)", token: boss.token)
+        let r = try await server.call("GET", "/api/v1/users?status=all&q=\(encoded)", token: boss.token)
         #expect(r.status == 200)
         #expect(try usernames(r) == expected, "q=\(q)")
     }

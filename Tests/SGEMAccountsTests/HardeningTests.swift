@@ -360,7 +360,7 @@ extension ModuleServer {
         }
         var all = MigrationList()
         AccountsRepository.registerMigrations(&all)
-        #expect(try await store.migrate(all) == ["accounts.002_integer_timestamps"])
+        #expect(try await store.migrate(all) == ["accounts.002_integer_timestamps", "accounts.003_folded_search_keys"])
         let repository = AccountsRepository()
         let (ann, bob, types, session, audit) = try await store.read { db in
             (try repository.user(db, id: 1), try repository.user(db, id: 2),

@@ -55,6 +55,15 @@ import Testing
         #expect(throws: (any Error).self) { try JSONValue.parse(Array("{oops".utf8)) }
     }
 
+    @Test func jsonEscapesEveryCharacterThatNeedsItAndCopiesTheRest() throws {
+        let tricky = "Gómez 東京 🎉 \u{2028}end\u{2029}\t\r\u{1F}\\/"
+        let text = JSONValue.string(tricky).serialized()
+        #expect(text == #""Gómez 東京 🎉 \u2028end\u2029\t\r\u001f\\/""#)
+        #expect(try JSONValue.parse(Array(text.utf8)) == .string(tricky))
+        #expect(JSONValue.array([0, -7, 1234567890123, -0.5, .number(.infinity)]).serialized() == "[0,-7,1234567890123,-0.5,null]")
+        #expect(JSONValue.string("").serialized() == #""""#)
+    }
+
     @Test func logLinesAreOneLineLogfmtWithFacts() throws {
         let sink = MemorySink()
         Logger(label: "test", sink: sink, level: .info).with("request.id", "abc").warning("slow request", ["path": "/a b", "note": "x\ny"])

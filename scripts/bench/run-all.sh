@@ -12,7 +12,7 @@ REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 RESULTS_DIR="$REPO_ROOT/bench-results"
 PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
-BENCHMARKS=(healthz writes memory login)
+BENCHMARKS=(healthz writes memory login directory)
 
 [ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
 bin="$1"
@@ -78,7 +78,8 @@ references = [
     "writes — the same sgem-server with `--store-write-batch 1` (one transaction per insert), 64 conns, 8 s, only 201s counted; on the real disk and on emulated slow storage (LD_PRELOAD shim adding 2 ms to each fsync/fdatasync), the ≥ 10× target judged on the latter;",
     "raw SQLite — Python sqlite3, WAL, synchronous=FULL, one INSERT per transaction, one thread, 3 s, on both storages;",
     "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections;",
-    "login — GET /api/v1/me p99 with a bearer token alone (wrk -c8), against the same while 8 clients log in with the production scrypt cost (N=2^17).",
+    "login — GET /api/v1/me p99 with a bearer token alone (wrk -c8), against the same while 8 clients log in with the production scrypt cost (N=2^17);",
+    "directory — GET /healthz on the same server in the same run (sgem pinned to CPU 0, one event loop, wrk -c64 on CPU 1, 8 s each), beside GET /api/v1/users?q=…&limit=50 and ?limit=50 over 5,000 seeded people.",
 ]
 lines += references
 # The end figure includes the benchmarks' own load; only the start says whether others were busy.
