@@ -95,7 +95,7 @@ function settingsForm(settings) {
     defaultLanguage: field(t("settings.language"), language, t("settings.languageHint")),
     timeZone: field(t("settings.timeZone"), h("input", { id: "settings-timeZone", list: "settings-zones", value: settings.timeZone ?? "UTC",
       maxlength: 64, autocapitalize: "none", spellcheck: "false", autocomplete: "off" }), t("settings.timeZoneHint")),
-    maxSimultaneousAbsences: field(t("settings.maxAway"), numberInput("settings-maxSimultaneousAbsences", settings.maxSimultaneousAbsences, { max: 10000 }),
+    maxSimultaneousAbsences: field(t("settings.maxAway"), numberInput("settings-maxSimultaneousAbsences", settings.maxSimultaneousAbsences, { min: 1, max: 10000 }),
       t("settings.maxAwayHint")),
     carryOverMaxDays: field(t("settings.carryOver"), numberInput("settings-carryOverMaxDays", settings.carryOverMaxDays, { max: 366 }),
       t("settings.carryOverHint")),

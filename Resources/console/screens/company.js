@@ -53,6 +53,8 @@ function editForm(company, onSaved, onCancel) {
     event.preventDefault();
     const body = {};
     for (const name of companyFields) body[name] = fields[name].input.value.trim();
+    // "acme.example" is what people type; the server wants the full address.
+    if (body.website && !/^[a-z][a-z0-9+.-]*:/i.test(body.website) && webURL(body.website)) body.website = "https://" + body.website;
     const sent = await submitForm({ button: save, fields, status }, () => put("/admin/company", body));
     if (sent.ok) onSaved(sent.result);
   });
