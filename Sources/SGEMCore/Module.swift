@@ -113,10 +113,15 @@ public struct ModuleContext: Sendable {
 public struct CommandModuleContext: Sendable {
     public let configuration: Configuration
     public let openStore: @Sendable () async throws -> Store
+    /// Services one module's verbs offer another's (the system module's `EventJournal`), filled
+    /// by `registerCommands` in boot order; resolve them when a verb runs.
+    public let services: ServiceRegistry
 
-    public init(configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store) {
+    public init(configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store,
+                services: ServiceRegistry = ServiceRegistry()) {
         self.configuration = configuration
         self.openStore = openStore
+        self.services = services
     }
 }
 
