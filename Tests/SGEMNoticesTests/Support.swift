@@ -49,6 +49,11 @@ final class TestServer: Sendable {
     static func start() async throws -> TestServer {
         let dir = TempDir()
         try await createDatabase(dir)
+        return try await startOn(dir)
+    }
+
+    /// Seeds `boss` in the existing database in `dir` and starts a server on it.
+    static func startOn(_ dir: TempDir) async throws -> TestServer {
         let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--name", "The Boss",
                                            "--role", "admin", "--password-stdin"], input: [adminPassword])
         guard code == 0 else { throw TestFailure("seeding the admin failed: \(io.errors)") }
