@@ -35,7 +35,6 @@ struct NoticesRepository: Sendable {
                 read_at INTEGER NOT NULL,
                 PRIMARY KEY (notice_id, user_id)
             ) WITHOUT ROWID;
-            CREATE INDEX notices_reads_user ON notices_reads (user_id, notice_id);
             """)
     }
 

@@ -99,7 +99,6 @@ struct NoticesRoutes: Sendable {
             let title = NoticesRoutes.text("title", &body, required: false, NoticeRules.title)
             let text = NoticesRoutes.text("body", &body, required: false, NoticeRules.body)
             let pinned = body.bool("pinned")
-            if body.has("pinned"), body.fields["pinned"] == .null { body.problem("pinned", "must be true or false") }
             try body.check()
             let notice = try await board.edit(id, title: title, body: text, pinned: pinned, viewer: me.id)
             logger.notice("notice edited", ["notice.id": String(id), "user.id": String(me.id), "request.id": context.requestID])

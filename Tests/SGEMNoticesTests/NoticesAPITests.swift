@@ -125,8 +125,18 @@ struct NoticesAPITests {
                                ("POST", "/api/v1/notices/\(id(notice))/read"), ("POST", "/api/v1/notices/read-all")] {
             #expect(try await s.call(method, path).status == 401, "\(method) \(path)")
         }
+        // The console's cookie needs the CSRF token on writes, like everywhere else.
+        let cookie = ("Cookie", "sgem_session=\(boss.token)")
+        let forged = try await s.call("POST", "/api/v1/admin/notices", json: ["title": "Forged", "body": "x"], headers: [cookie])
+        #expect(forged.status == 403 && forged.errorCode == "csrf_failed")
+        let readAll = try await s.call("POST", "/api/v1/notices/read-all", headers: [cookie])
+        #expect(readAll.status == 403 && readAll.errorCode == "csrf_failed")
+        let console = try await s.call("POST", "/api/v1/admin/notices", json: ["title": "From the console", "body": "x"],
+                                       headers: [cookie, ("X-CSRF-Token", boss.csrf)])
+        #expect(console.status == 201)
         let unchanged = try await s.call("GET", "/api/v1/notices/\(id(notice))", token: ana.token).json()
         #expect(unchanged["title"] == "Existing", "nothing the refused writes asked for happened")
+        #expect(ids(try await board(s, ana)).count == 2, "the existing notice and the console's, nothing forged")
         await s.stop()
     }
 
