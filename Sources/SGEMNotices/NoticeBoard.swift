@@ -110,22 +110,51 @@ struct NoticeBoard: Sendable {
         return Int64(max(0, active - (authorCounted ? 1 : 0)))
     }
 
-    /// The audience of a company notice: its base plus everyone who joined since it was posted.
-    /// A notice posted without a count (by an admin verb) counts the active users now.
-    func audienceCount(_ notice: Notice) async throws -> Int? {
-        guard notice.kind == .company, let directory else { return nil }
-        guard let base = notice.audienceBase else { return try await directory.activeUserCount() }
-        return Int(base) + (try await directory.usersCreated(after: notice.createdAt))
-    }
-
-    /// `notices` as JSON for `viewer`; admins also get the read and audience counts.
+    /// `notices` as JSON; admins also get the read and audience counts of company notices: the
+    /// base plus everyone who joined since it was posted (a notice posted without a base, by an
+    /// admin verb, counts the active users now).
     func json(_ notices: [Notice], admin: Bool) async throws -> [JSONValue] {
+        guard admin, let directory else { return notices.map { $0.json(audienceCount: nil) } }
+        let counted = notices.filter { $0.kind == .company && $0.audienceBase != nil }
+        let joined = try await NoticeBoard.joinedSince(Set(counted.map(\.createdAt)).sorted(), directory)
+        var activeNow: Int?
         var out: [JSONValue] = []
-        out.reserveCapacity(notices.count)
         for notice in notices {
-            out.append(notice.json(audienceCount: admin ? try await audienceCount(notice) : nil))
+            var audience: Int?
+            if notice.kind == .company {
+                if let base = notice.audienceBase {
+                    audience = Int(base) + (joined[notice.createdAt] ?? 0)
+                } else {
+                    if activeNow == nil { activeNow = try await directory.activeUserCount() }
+                    audience = activeNow
+                }
+            }
+            out.append(notice.json(audienceCount: audience))
         }
         return out
+    }
+
+    /// Users created after each of `times` (ascending). The count only falls as time goes on, so
+    /// where it is the same at both ends of a stretch it is the same throughout: a page costs a
+    /// few directory reads per user who joined in its span, not one per notice.
+    static func joinedSince(_ times: [Timestamp], _ directory: any UserDirectory) async throws -> [Timestamp: Int] {
+        guard let first = times.first, let last = times.last else { return [:] }
+        var counts: [Int] = Array(repeating: 0, count: times.count)
+        counts[0] = try await directory.usersCreated(after: first)
+        counts[times.count - 1] = try await directory.usersCreated(after: last)
+        var stretches = [(0, times.count - 1)]
+        while let (lo, hi) = stretches.popLast() {
+            guard hi - lo > 1 else { continue }
+            if counts[lo] == counts[hi] {
+                for k in (lo + 1)..<hi { counts[k] = counts[lo] }
+                continue
+            }
+            let mid = (lo + hi) / 2
+            counts[mid] = try await directory.usersCreated(after: times[mid])
+            stretches.append((lo, mid))
+            stretches.append((mid, hi))
+        }
+        return Dictionary(uniqueKeysWithValues: zip(times, counts))
     }
 }
 
