@@ -44,9 +44,23 @@ public struct RecordedEvent: Sendable, Equatable {
 /// The durable realtime stream: events are appended inside the write transaction of the change
 /// they report, so an acknowledged change always has its event, across restarts too. Published
 /// by the system module; the realtime hub tails it.
+///
+/// The tail's seam: a writer that appended events calls `didCommit()` once its `store.write`
+/// has returned (the journal cannot see the commit itself); the tail waits on `commits()` and
+/// then reads `events(after:limit:)` from the last id it delivered. A missed `didCommit()` (a
+/// command-line process, a caller that forgot) only delays delivery until the tail's next
+/// periodic look, never loses an event: the table is the truth, the signal only a wake-up.
 public protocol EventJournal: Sendable {
-    /// Appends `event` in the caller's write transaction; returns its id.
+    /// Appends `event` in the caller's write transaction; returns its id. Ids only grow and are
+    /// never reused, even after retention removes old events.
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64
     /// Events with id greater than `after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent]
+    /// The id of the newest recorded event; 0 when none was ever recorded.
+    func lastEventID() async throws -> Int64
+    /// Tells the tail that a write which appended events has committed.
+    func didCommit()
+    /// Wake-ups after `didCommit()`, coalesced: several commits while the reader is busy come
+    /// as one element. Each call returns a new stream; it ends when its task is cancelled.
+    func commits() -> AsyncStream<Void>
 }

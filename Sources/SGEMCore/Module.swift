@@ -113,8 +113,9 @@ public struct ModuleContext: Sendable {
 public struct CommandModuleContext: Sendable {
     public let configuration: Configuration
     public let openStore: @Sendable () async throws -> Store
-    /// Services modules publish for each other's verbs (the company settings for `create-user`),
-    /// registered in `registerCommands`, used when a verb runs.
+    /// Services one module's verbs offer another's (the company settings for `create-user`, the
+    /// system module's `EventJournal` for `notices post`), registered by `registerCommands` in
+    /// boot order; resolve them when a verb runs.
     public let services: ServiceRegistry
 
     public init(configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store,

@@ -1,20 +1,51 @@
 import SGEMCore
 import SGEMHTTP
+import SGEMShell
 import SGEMStore
 import SGEMSupport
 
 /// The `notices` module: the notice board. Company notices written by admins, personal notices
-/// other modules publish through `NoticePublisher`, read state per person.
+/// other modules publish through `NoticePublisher`, read state per person. Every new notice
+/// records a `notice.created` event in the system module's journal, in the same transaction.
 public struct NoticesModule: Module {
     public let id: ModuleID = "notices"
     public var dependencies: [ModuleID] { ["system", "accounts"] }
 
     public init() {}
 
+    public func registerMigrations(_ migrations: inout MigrationList) {
+        NoticesRepository.registerMigrations(&migrations)
+    }
+
     public func registerConsolePages(_ pages: inout ConsoleRegistry) {
         pages.add(ConsolePage(id: "home", title: "Home", titleES: "Inicio", route: "#/home",
                               script: "screens/home.js", order: 5))
         pages.add(ConsolePage(id: "notices", title: "Notices", titleES: "Avisos", route: "#/notices",
                               script: "screens/notices.js", order: 30))
+    }
+
+    /// Publishes `NoticePublisher`; needs the system module's `EventJournal`.
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        guard let journal = context.services.resolve((any EventJournal).self) else {
+            throw NoticeError(code: .missingJournal, message: "module 'notices' needs the event journal of module 'system'")
+        }
+        let board = NoticeBoard(store: context.store, journal: journal, directory: context.services.resolve((any UserDirectory).self))
+        context.services.register((any NoticePublisher).self, BoardPublisher(journal: journal))
+        return NoticesRuntime(board: board, services: context.services, logger: context.logger)
+    }
+
+    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
+        NoticesCommands(context: context).register(&commands)
+    }
+}
+
+/// The notices module's routes, over the board it booted with.
+struct NoticesRuntime: ModuleRuntime {
+    let board: NoticeBoard
+    let services: ServiceRegistry
+    let logger: Logger
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        NoticesRoutes(board: board, services: services, logger: logger).register(routes)
     }
 }

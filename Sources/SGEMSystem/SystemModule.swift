@@ -10,7 +10,7 @@ import SGEMSupport
 import Synchronization
 
 /// The `system` module: health, readiness, Prometheus metrics, the OpenAPI document, the
-/// runtime settings service, and the `status` admin verb.
+/// runtime settings service, the durable realtime event journal, and the `status` admin verb.
 public struct SystemModule: Module {
     public let id: ModuleID = "system"
     let version: String
@@ -36,6 +36,7 @@ public struct SystemModule: Module {
                 VALUES (1, lower(hex(randomblob(8))), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));
             """)
         SystemRepository.registerMigrations(&migrations)
+        JournalRepository.registerMigrations(&migrations)
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
@@ -52,10 +53,13 @@ public struct SystemModule: Module {
         let repository = SystemRepository(store: store)
         context.services.register((any RuntimeSettings).self,
                                   StoredRuntimeSettings(repository: repository, declared: context.declaredRuntimeSettings))
+        context.services.register((any EventJournal).self, StoredEventJournal(store: { store }))
         return SystemRuntime(context: context, version: version, metricsToken: context.configuration.string(SystemModule.metricsToken))
     }
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
+        // Verbs that record a change record its event in the same journal the server uses.
+        context.services.register((any EventJournal).self, StoredEventJournal(store: context.openStore))
         let version = self.version
         commands.register(Command("status", summary: "show the database, its migrations and the server's version",
                                   options: [.flag("json", "print JSON")]) { args, ctx in

@@ -114,27 +114,9 @@ struct LoggedIn: Sendable {
     var cookieHeader: (String, String) { ("Cookie", "sgem_session=\(token)") }
 }
 
-/// A response as read off the wire.
 /// Blocking socket I/O runs on these threads, never on the cooperative pool that the in-process
 /// server's handlers need.
 let clientThreads = BlockingPool(name: "test-client", threads: 8)
-
-func httpCall(port: Int, _ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, raw: [UInt8]? = nil,
-              headers: [(String, String)] = []) async throws -> WireResponse {
-    var all = headers
-    if let token { all.append(("Authorization", "Bearer \(token)")) }
-    var body: [UInt8] = []
-    if let json {
-        body = Array(json.serialized().utf8)
-        all.append(("Content-Type", "application/json"))
-    } else if let raw {
-        body = raw
-        if !all.contains(where: { $0.0 == "Content-Type" }) { all.append(("Content-Type", "application/octet-stream")) }
-    }
-    let finalHeaders = all
-    let finalBody = body
-    return try await clientThreads.run { try httpRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
-}
 
 /// A clock the throttle tests move by hand.
 final class ManualClock: Sendable {

@@ -138,3 +138,26 @@ public func parseResponse(_ data: [UInt8], headRequest: Bool = false) throws -> 
     }
     return WireResponse(status: status, headers: headers, body: body)
 }
+
+/// Blocking socket I/O of `httpCall` runs on these threads, never on the cooperative pool that
+/// an in-process server's handlers need.
+public let httpClientThreads = BlockingPool(name: "test-http-client", threads: 8)
+
+/// One HTTP exchange with 127.0.0.1:`port`, with a bearer `token`, a `json` body (or `raw`
+/// bytes, sent as `application/octet-stream` unless `headers` say otherwise).
+public func httpCall(port: Int, _ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, raw: [UInt8]? = nil,
+                     headers: [(String, String)] = []) async throws -> WireResponse {
+    var all = headers
+    if let token { all.append(("Authorization", "Bearer \(token)")) }
+    var body: [UInt8] = []
+    if let json {
+        body = Array(json.serialized().utf8)
+        all.append(("Content-Type", "application/json"))
+    } else if let raw {
+        body = raw
+        if !all.contains(where: { $0.0 == "Content-Type" }) { all.append(("Content-Type", "application/octet-stream")) }
+    }
+    let finalHeaders = all
+    let finalBody = body
+    return try await httpClientThreads.run { try httpRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
+}

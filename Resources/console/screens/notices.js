@@ -121,8 +121,8 @@ async function renderList(root, ctx) {
     list.append(...items.map(item));
     if (before === null && items.length === 0) list.append(h("li.empty", {}, t("notices.empty")));
     list.setAttribute("aria-busy", "false");
-    // Without a cursor from the server, a full page means there may be more.
-    nextBefore = result.nextBefore ?? (items.length === pageSize ? items[items.length - 1].id : null);
+    // The server's cursor (null at the end); without one, a full page means there may be more.
+    nextBefore = "nextBefore" in result ? result.nextBefore : (items.length === pageSize ? items[items.length - 1].id : null);
     older.hidden = nextBefore === null;
     showUnread(Number(result.unreadCount) || 0);
   }

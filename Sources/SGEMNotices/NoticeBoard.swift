@@ -1,0 +1,195 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMStore
+import SGEMSupport
+
+/// The notice board's operations, in domain words: what the routes, the admin verbs and the
+/// publisher call. Each write and the `notice.created` event it records share one transaction.
+struct NoticeBoard: Sendable {
+    let store: Store
+    let journal: any EventJournal
+    /// Counts the audience of company notices; nil in admin verbs run without one.
+    let directory: (any UserDirectory)?
+
+    /// One page of the board as `viewer` sees it.
+    struct Page: Sendable {
+        let items: [Notice]
+        let unreadCount: Int
+        /// The `before` of the next page, when there is one.
+        let nextBefore: Int64?
+    }
+
+    /// Pinned notices first (all of them, on the first page only), then the others newest first,
+    /// `limit` at a time; `before` pages through those others by id.
+    func page(viewer: Int64, before: Int64?, limit: Int) async throws -> Page {
+        try await store.read { db in
+            let pinned = before == nil ? try NoticesRepository.pinned(viewer: viewer, in: db) : []
+            var rest = try NoticesRepository.unpinned(viewer: viewer, before: before, limit: limit + 1, in: db)
+            let more = rest.count > limit
+            if more { rest.removeLast() }
+            return Page(items: pinned + rest, unreadCount: try NoticesRepository.unreadCount(viewer: viewer, in: db),
+                        nextBefore: more ? rest.last?.id : nil)
+        }
+    }
+
+    /// A notice `viewer` may see; 404 otherwise (someone else's personal notice included).
+    func notice(_ id: Int64, viewer: Int64) async throws -> Notice {
+        guard let notice = try await store.read({ db in try NoticesRepository.notice(id, viewer: viewer, in: db) }) else {
+            throw APIError.notFound("no such notice")
+        }
+        return notice
+    }
+
+    /// Marks a notice read for `viewer`; 404 when they may not see it.
+    func markRead(_ id: Int64, viewer: Int64) async throws {
+        let now = Timestamp.now()
+        guard try await store.write({ db in try NoticesRepository.markRead(id, viewer: viewer, at: now, in: db) }) else {
+            throw APIError.notFound("no such notice")
+        }
+    }
+
+    /// Marks every notice `viewer` may see read.
+    func markAllRead(viewer: Int64) async throws {
+        let now = Timestamp.now()
+        try await store.write { db in _ = try NoticesRepository.markAllRead(viewer: viewer, at: now, in: db) }
+    }
+
+    /// Posts a company notice and records its `notice.created` event, in one transaction.
+    /// `author` nil is the operator (an admin verb).
+    func post(title: String, body: String, pinned: Bool, author: Int64?) async throws -> Notice {
+        let base = try await audienceBase(author: author)
+        let new = Notice.Draft(kind: .company, recipientID: nil, title: title, body: body, pinned: pinned,
+                                              authorID: author, createdAt: .now(), audienceBase: base)
+        let journal = self.journal
+        let notice = try await store.write { db in try NoticeBoard.insert(new, journal: journal, in: db) }
+        journal.didCommit()
+        return notice
+    }
+
+    /// Inserts a notice and appends its event in `db`'s transaction: the one path every new
+    /// notice takes, company or personal.
+    static func insert(_ new: Notice.Draft, journal: any EventJournal, in db: Database) throws -> Notice {
+        let notice = try NoticesRepository.insert(new, in: db)
+        _ = try journal.append(RealtimeEvent(type: "notice.created", audience: notice.audience, data: notice.eventData), in: db)
+        return notice
+    }
+
+    /// Edits a company notice; `editedAt` moves only when the title or body really changes.
+    /// 404 for a personal notice or none.
+    func edit(_ id: Int64, title: String?, body: String?, pinned: Bool?, viewer: Int64) async throws -> Notice {
+        let now = Timestamp.now()
+        let edited = try await store.write { db -> Notice? in
+            guard let current = try NoticesRepository.companyNotice(id, viewer: viewer, in: db) else { return nil }
+            let textChanged = (title.map { $0 != current.title } ?? false) || (body.map { $0 != current.body } ?? false)
+            _ = try NoticesRepository.update(id, title: title, body: body, pinned: pinned, editedAt: textChanged ? now : nil, in: db)
+            return try NoticesRepository.companyNotice(id, viewer: viewer, in: db)
+        }
+        guard let edited else { throw APIError.notFound("no such notice") }
+        return edited
+    }
+
+    /// Deletes a company notice with its read marks; 404 for a personal notice or none.
+    func delete(_ id: Int64) async throws {
+        guard try await store.write({ db in try NoticesRepository.deleteCompanyNotice(id, in: db) }) else {
+            throw APIError.notFound("no such notice")
+        }
+    }
+
+    /// Company notices, pinned first, then newest, as an admin verb sees them.
+    func companyNotices(limit: Int) async throws -> [Notice] {
+        try await store.read { db in try NoticesRepository.companyNotices(limit: limit, in: db) }
+    }
+
+    /// Who a company notice is for: active users now, the author (who is one of them) aside.
+    /// Nil without a user directory (admin verbs): the count is then taken when it is shown.
+    func audienceBase(author: Int64?) async throws -> Int64? {
+        guard let directory else { return nil }
+        let active = try await directory.activeUserCount()
+        var authorCounted = false
+        if let author { authorCounted = try await directory.user(id: author)?.active ?? false }
+        return Int64(max(0, active - (authorCounted ? 1 : 0)))
+    }
+
+    /// `notices` as JSON; admins also get the read and audience counts of company notices: the
+    /// base plus everyone who joined since it was posted (a notice posted without a base, by an
+    /// admin verb, counts the active users now).
+    func json(_ notices: [Notice], admin: Bool) async throws -> [JSONValue] {
+        guard admin, let directory else { return notices.map { $0.json(audienceCount: nil) } }
+        let counted = notices.filter { $0.kind == .company && $0.audienceBase != nil }
+        let joined = try await NoticeBoard.joinedSince(Set(counted.map(\.createdAt)).sorted(), directory)
+        var activeNow: Int?
+        var out: [JSONValue] = []
+        for notice in notices {
+            var audience: Int?
+            if notice.kind == .company {
+                if let base = notice.audienceBase {
+                    audience = Int(base) + (joined[notice.createdAt] ?? 0)
+                } else {
+                    if activeNow == nil { activeNow = try await directory.activeUserCount() }
+                    audience = activeNow
+                }
+            }
+            out.append(notice.json(audienceCount: audience))
+        }
+        return out
+    }
+
+    /// Users created after each of `times` (ascending). The count only falls as time goes on, so
+    /// where it is the same at both ends of a stretch it is the same throughout: a page costs a
+    /// few directory reads per user who joined in its span, not one per notice.
+    static func joinedSince(_ times: [Timestamp], _ directory: any UserDirectory) async throws -> [Timestamp: Int] {
+        guard let first = times.first, let last = times.last else { return [:] }
+        var counts: [Int] = Array(repeating: 0, count: times.count)
+        counts[0] = try await directory.usersCreated(after: first)
+        counts[times.count - 1] = try await directory.usersCreated(after: last)
+        var stretches = [(0, times.count - 1)]
+        while let (lo, hi) = stretches.popLast() {
+            guard hi - lo > 1 else { continue }
+            if counts[lo] == counts[hi] {
+                for k in (lo + 1)..<hi { counts[k] = counts[lo] }
+                continue
+            }
+            let mid = (lo + hi) / 2
+            counts[mid] = try await directory.usersCreated(after: times[mid])
+            stretches.append((lo, mid))
+            stretches.append((mid, hi))
+        }
+        return Dictionary(uniqueKeysWithValues: zip(times, counts))
+    }
+}
+
+/// `NoticePublisher` for other modules (holiday decisions): the notice and its event are written
+/// in the caller's transaction, so they commit or roll back with the decision.
+struct BoardPublisher: NoticePublisher {
+    let journal: any EventJournal
+
+    func publish(_ notice: PersonalNotice, in db: Database) throws -> Int64 {
+        guard let kind = Notice.Kind(rawValue: notice.kind), kind != .company else {
+            throw NoticeError.invalid("a personal notice's kind must be 'holiday', not '\(notice.kind)'")
+        }
+        let title: String
+        switch NoticeRules.title(notice.title) {
+        case let .success(t): title = t
+        case let .failure(p): throw NoticeError.invalid("the notice's title \(p.message)")
+        }
+        if case let .failure(p) = NoticeRules.body(notice.body) { throw NoticeError.invalid("the notice's body \(p.message)") }
+        let new = Notice.Draft(kind: kind, recipientID: notice.recipientID, title: title, body: notice.body, pinned: false,
+                                              authorID: notice.authorID, createdAt: .now(), audienceBase: nil)
+        return try NoticeBoard.insert(new, journal: journal, in: db).id
+    }
+}
+
+/// A notice another module asked for that cannot be written (a programming error there), or a
+/// server assembled without the event journal.
+struct NoticeError: Error, Sendable, CustomStringConvertible {
+    struct Code: Hashable, Sendable {
+        let rawValue: String
+        static let invalidNotice = Code(rawValue: "invalid_notice")
+        static let missingJournal = Code(rawValue: "missing_journal")
+    }
+    let code: Code
+    let message: String
+    var description: String { message }
+
+    static func invalid(_ message: String) -> NoticeError { NoticeError(code: .invalidNotice, message: message) }
+}

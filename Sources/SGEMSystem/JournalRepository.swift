@@ -1,0 +1,77 @@
+import SGEMCore
+import SGEMStore
+import SGEMSupport
+
+/// All of the event journal's SQL: the `system_events` table.
+struct JournalRepository: Sendable {
+    static func registerMigrations(_ migrations: inout MigrationList) {
+        // AUTOINCREMENT: an id is never handed out twice, even after retention deletes the newest
+        // rows' predecessors or all of them, so a client's `since` cursor stays meaningful.
+        migrations.add("system.004_events", sql: """
+            CREATE TABLE system_events (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                type TEXT NOT NULL,
+                audience_kind TEXT NOT NULL CHECK (audience_kind IN ('everyone', 'user', 'admins', 'chat')),
+                audience_id INTEGER,
+                data TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                CHECK ((audience_kind IN ('user', 'chat')) = (audience_id IS NOT NULL))
+            );
+            CREATE INDEX system_events_created ON system_events (created_at);
+            """)
+    }
+
+    /// Inserts one event in `db`'s transaction and returns its id.
+    static func insert(_ event: RealtimeEvent, at time: Timestamp, in db: Database) throws -> Int64 {
+        let (kind, id) = JournalRepository.columns(event.audience)
+        guard let row = try db.queryOne("""
+            INSERT INTO system_events (type, audience_kind, audience_id, data, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id
+            """, event.type, kind, id, event.data.serialized(), time),
+              let newID = row.int64("id") else {
+            throw StoreError(code: .system, message: "inserting an event returned no id")
+        }
+        return newID
+    }
+
+    static func events(after: Int64, limit: Int, in db: Database) throws -> [RecordedEvent] {
+        try db.query("""
+            SELECT id, type, audience_kind, audience_id, data, created_at FROM system_events
+            WHERE id > ? ORDER BY id LIMIT ?
+            """, after, limit).compactMap(JournalRepository.event)
+    }
+
+    /// The newest id ever handed out (sqlite_sequence survives deletes), 0 before the first event.
+    static func lastID(in db: Database) throws -> Int64 {
+        let handedOut = try db.queryOne("SELECT seq FROM sqlite_sequence WHERE name = 'system_events'")?.int64("seq") ?? 0
+        let stored = try db.queryOne("SELECT MAX(id) AS id FROM system_events")?.int64("id") ?? 0
+        return max(handedOut, stored)
+    }
+
+    static func columns(_ audience: EventAudience) -> (String, Int64?) {
+        switch audience {
+        case .everyone: ("everyone", nil)
+        case let .user(id): ("user", id)
+        case .admins: ("admins", nil)
+        case let .chat(id): ("chat", id)
+        }
+    }
+
+    static func audience(kind: String?, id: Int64?) -> EventAudience? {
+        switch (kind, id) {
+        case ("everyone"?, _): .everyone
+        case ("admins"?, _): .admins
+        case let ("user"?, id?): .user(id)
+        case let ("chat"?, id?): .chat(id)
+        default: nil
+        }
+    }
+
+    /// A row as a recorded event; nil for a row no version of this code wrote (skipped, not fatal).
+    static func event(_ row: Row) -> RecordedEvent? {
+        guard let id = row.int64("id"), let type = row.string("type"),
+              let audience = audience(kind: row.string("audience_kind"), id: row.int64("audience_id")),
+              let text = row.string("data"), let data = try? JSONValue.parse(Array(text.utf8)),
+              let at = row.timestamp("created_at") else { return nil }
+        return RecordedEvent(id: id, event: RealtimeEvent(type: type, audience: audience, data: data), at: at)
+    }
+}

@@ -1,0 +1,64 @@
+import SGEMCore
+import SGEMStore
+import SGEMSupport
+import Synchronization
+
+/// `EventJournal` over the `system_events` table, published by the system module at boot (and
+/// to admin verbs, so an event a verb records is the same as the server's).
+final class StoredEventJournal: EventJournal {
+    /// Most events one `events(after:limit:)` returns, whatever the caller asks.
+    static let maxBatch = 1000
+
+    private let store: @Sendable () async throws -> Store
+    private let signal = CommitSignal()
+
+    /// - Parameter store: the store to read from; admin verbs open it only when one is needed.
+    init(store: @escaping @Sendable () async throws -> Store) { self.store = store }
+
+    func append(_ event: RealtimeEvent, in db: Database) throws -> Int64 {
+        try JournalRepository.insert(event, at: .now(), in: db)
+    }
+
+    func events(after: Int64, limit: Int) async throws -> [RecordedEvent] {
+        let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
+        guard bounded > 0 else { return [] }
+        return try await store().read { db in try JournalRepository.events(after: after, limit: bounded, in: db) }
+    }
+
+    func lastEventID() async throws -> Int64 {
+        try await store().read { db in try JournalRepository.lastID(in: db) }
+    }
+
+    func didCommit() { signal.fire() }
+
+    func commits() -> AsyncStream<Void> { signal.stream() }
+
+    /// Streams waiting for wake-ups (for tests and metrics).
+    var listenerCount: Int { signal.count }
+}
+
+/// Coalescing wake-ups to any number of listeners: each stream buffers at most one pending
+/// wake-up, so a slow listener costs one element, never a growing queue.
+final class CommitSignal: Sendable {
+    private let listeners = Mutex<(next: Int, all: [Int: AsyncStream<Void>.Continuation])>((0, [:]))
+
+    func stream() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = listeners.withLock { state in
+            state.next += 1
+            state.all[state.next] = continuation
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.listeners.withLock { $0.all.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func fire() {
+        let all = listeners.withLock { Array($0.all.values) }
+        for c in all { c.yield() }
+    }
+
+    var count: Int { listeners.withLock { $0.all.count } }
+}

@@ -1,0 +1,137 @@
+import Testing
+import SGEMCore
+import SGEMShell
+import SGEMStore
+import SGEMSupport
+import SGEMTestSupport
+@testable import SGEMSystem
+
+@Suite("Event journal")
+struct EventJournalTests {
+    static func notice(_ n: Int) -> RealtimeEvent {
+        RealtimeEvent(type: "notice.created", audience: .everyone, data: ["notice": ["id": .number(Double(n))]])
+    }
+
+    @Test("the system module publishes the journal; appended events read back in order with their audience and data")
+    func appendAndRead() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        #expect(try await journal.lastEventID() == 0)
+        let events: [RealtimeEvent] = [
+            EventJournalTests.notice(1),
+            RealtimeEvent(type: "holiday.updated", audience: .user(42), data: ["request": ["id": 7, "status": "approved"]]),
+            RealtimeEvent(type: "message.created", audience: .chat(9), data: ["body": "héllo \"x\"\n"]),
+            RealtimeEvent(type: "chat.created", audience: .admins, data: [:]),
+        ]
+        let ids = try await f.store.write { db in try events.map { try journal.append($0, in: db) } }
+        #expect(ids == ids.sorted() && Set(ids).count == 4)
+        let read = try await journal.events(after: 0, limit: 10)
+        // Parsing does not keep key order; the stream's meaning does not depend on it.
+        #expect(read.map(\.event.type) == events.map(\.type))
+        #expect(read.map(\.event.audience) == events.map(\.audience))
+        #expect(read.map { sortedKeys($0.event.data) } == events.map { sortedKeys($0.data) })
+        #expect(read.map(\.id) == ids)
+        #expect(try await journal.events(after: ids[1], limit: 10).map(\.id) == Array(ids[2...]))
+        #expect(try await journal.events(after: 0, limit: 2).map(\.id) == Array(ids[..<2]))
+        #expect(try await journal.lastEventID() == ids[3])
+        let before = Timestamp.now().milliseconds
+        #expect(read.allSatisfy { $0.at.milliseconds <= before && $0.at.milliseconds > before - 60_000 })
+        await f.close()
+    }
+
+    @Test("an event appended in a write that throws is rolled back with it")
+    func rolledBackWithTheCaller() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await f.store.write { db in
+                _ = try journal.append(EventJournalTests.notice(1), in: db)
+                throw Refused()
+            }
+        }
+        #expect(try await journal.events(after: 0, limit: 10).isEmpty)
+        await f.close()
+    }
+
+    @Test("ids are never reused after events are deleted (retention), and lastEventID remembers them")
+    func idsNeverReused() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        let first = try await f.store.write { db in try (1...3).map { try journal.append(EventJournalTests.notice($0), in: db) } }
+        try await f.store.write { db in try db.execute("DELETE FROM system_events") }
+        #expect(try await journal.lastEventID() == first.last)
+        let next = try await f.store.write { db in try journal.append(EventJournalTests.notice(4), in: db) }
+        #expect(next > first.last!)
+        #expect(try await journal.events(after: 0, limit: 10).map(\.id) == [next])
+        await f.close()
+    }
+
+    @Test("a read is bounded whatever limit is asked", arguments: [0, -5, 5000])
+    func boundedReads(limit: Int) async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        try await f.store.write { db in
+            for n in 0..<(StoredEventJournal.maxBatch + 5) { _ = try journal.append(EventJournalTests.notice(n), in: db) }
+        }
+        let count = try await journal.events(after: 0, limit: limit).count
+        #expect(count == (limit <= 0 ? 0 : min(limit, StoredEventJournal.maxBatch)))
+        await f.close()
+    }
+
+    @Test("didCommit wakes every listener, coalesced; a cancelled listener is removed")
+    func commitSignal() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self) as? StoredEventJournal)
+        let first = journal.commits()
+        let second = journal.commits()
+        #expect(journal.listenerCount == 2)
+        // Three commits before anyone reads come as one wake-up each: nothing queues up.
+        journal.didCommit(); journal.didCommit(); journal.didCommit()
+        var a = first.makeAsyncIterator()
+        var b = second.makeAsyncIterator()
+        #expect(await a.next() != nil)
+        #expect(await b.next() != nil)
+        let tail = Task { () -> Int in
+            var wakes = 0
+            for await _ in journal.commits() { wakes += 1; if wakes == 1 { break } }
+            return wakes
+        }
+        #expect(await waitFor { journal.listenerCount == 3 })
+        journal.didCommit()
+        #expect(await tail.value == 1)
+        #expect(await waitFor { journal.listenerCount == 2 }, "the finished listener is gone")
+        await f.close()
+    }
+
+    @Test("the admin verbs get a journal too, on the store they open")
+    func journalForCommands() async throws {
+        let f = try await SystemFixture()
+        var commands = CommandRegistry()
+        let context = CommandModuleContext(configuration: Configuration(overrides: [:]), openStore: { f.store })
+        SystemModule(version: "test").registerCommands(&commands, context: context)
+        let journal = try #require(context.services.resolve((any EventJournal).self))
+        let id = try await f.store.write { db in try journal.append(EventJournalTests.notice(1), in: db) }
+        #expect(try await journal.events(after: 0, limit: 1).map(\.id) == [id])
+        await f.close()
+    }
+}
+
+/// Polls `condition` until it holds (at most 10 s); never a fixed sleep.
+func waitFor(_ condition: () -> Bool) async -> Bool {
+    let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+    while !condition() {
+        if MonotonicClock.nanoseconds() > deadline { return false }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return true
+}
+
+/// `value` with every object's keys in sorted order, for comparisons that ignore key order.
+func sortedKeys(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case let .object(pairs): .object(pairs.map { ($0.0, sortedKeys($0.1)) }.sorted { $0.0 < $1.0 })
+    case let .array(items): .array(items.map(sortedKeys))
+    default: value
+    }
+}
