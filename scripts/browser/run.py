@@ -837,6 +837,53 @@ def person_page_shows_a_colleague_and_an_admin_edits_them(ctx):
 
 
 @test
+def audit_log_pages_back_and_filters_by_event_and_person(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    for i in range(55):
+        status, created = api.call("POST", "/admin/users", {"username": f"user{i:02d}", "email": f"user{i:02d}@example.com",
+                                                           "displayName": f"User {i:02d}", "role": "employee"})
+        assert status == 201, (status, created)
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.get(server.url + "/#/admin/audit")
+    screen(d, "admin-audit")
+    rows = lambda: d.find_elements(By.CSS_SELECTOR, "#audit-list li.audit-entry")
+    wait_for(d, lambda d: len(rows()) == 50)
+    # Newest first, in words, with the instant in the <time> and the reader's format on screen.
+    newest = rows()[0]
+    assert newest.get_attribute("data-event") == "login.success", newest.get_attribute("data-event")
+    assert newest.find_element(By.CSS_SELECTOR, ".audit-event").text == "Logged in"
+    assert "By: Ada Admin (@admin)" in newest.text, newest.text
+    stamp = newest.find_element(By.TAG_NAME, "time")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp.get_attribute("datetime")), stamp.get_attribute("datetime")
+    assert "T" not in stamp.text and stamp.text, stamp.text
+    ids = [int(r.get_attribute("data-audit-id")) for r in rows()]
+    assert ids == sorted(ids, reverse=True), ids
+    # "Older" brings the rest (58 events in all), then there is nothing older.
+    d.find_element(By.ID, "audit-older").click()
+    wait_for(d, lambda d: len(rows()) == 58)
+    wait_for(d, lambda d: not d.find_element(By.ID, "audit-older").is_displayed())
+    ids = [int(r.get_attribute("data-audit-id")) for r in rows()]
+    assert ids == sorted(ids, reverse=True) and len(set(ids)) == 58, ids
+    # Filter by kind of event, named in words.
+    events = Select(d.find_element(By.ID, "audit-event"))
+    assert "Account created" in [o.text for o in events.options]
+    events.select_by_visible_text("Logged in")
+    wait_for(d, lambda d: {r.get_attribute("data-event") for r in rows()} == {"login.success"} and len(rows()) == 2)
+    # And by person, picked from the directory: what happened to User 07.
+    events.select_by_value("")
+    Select(d.find_element(By.ID, "audit-person")).select_by_visible_text("User 07 (@user07)")
+    wait_for(d, lambda d: len(rows()) == 1 and rows()[0].get_attribute("data-event") == "user.create")
+    assert "Concerning: User 07 (@user07)" in rows()[0].text, rows()[0].text
+    assert "By: Ada Admin (@admin)" in rows()[0].text, rows()[0].text
+    shot(d, ctx, "audit")
+    errors = script_errors(d)
+    assert not errors, errors
+
+
+@test
 def installable_manifest_service_worker_and_offline_page(ctx):
     server = ctx["server"]
     d = ctx["browser"]()

@@ -60,7 +60,7 @@ export async function render(root, ctx) {
       list.append(...items.map((item) => entry(item, names)));
       if (before === null && items.length === 0) list.append(h("li.empty", {}, t("audit.empty")));
       // The server's cursor (null at the end); without one, a full page means there may be more.
-    nextBefore = "nextBefore" in result ? result.nextBefore : (items.length === pageSize ? items[items.length - 1].id : null);
+      nextBefore = "nextBefore" in result ? result.nextBefore : (items.length === pageSize ? items[items.length - 1].id : null);
       older.hidden = nextBefore === null;
       list.setAttribute("aria-busy", "false");
       status.set();
