@@ -618,6 +618,8 @@ def first_run_through_the_setup_link(ctx):
     # The token is read, then taken out of the address bar.
     assert d.current_url == server.url + "/setup", d.current_url
     assert d.find_element(By.TAG_NAME, "h1").text == "Create the first administrator"
+    problems = axe_problems(d, "setup form")
+    assert not problems, "\n".join(problems)
     d.find_element(By.ID, "setup-username").send_keys("boss")
     d.find_element(By.ID, "setup-email").send_keys("boss@example.com")
     d.find_element(By.ID, "setup-displayName").send_keys("Bea Boss")
@@ -936,6 +938,8 @@ def installable_manifest_service_worker_and_offline_page(ctx):
     server.proc.wait(timeout=15)
     d.refresh()
     wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "You are offline")
+    problems = axe_problems(d, "offline page")
+    assert not problems, "\n".join(problems)
     assert d.find_element(By.CSS_SELECTOR, "a.button").get_attribute("href") == server.url + "/#/home"
     shot(d, ctx, "offline")
     # Network entries are expected now (the server is gone); scripts must not have failed.
