@@ -36,6 +36,7 @@ const state = {
   unread: 0,          // unread notices, shown on "Notices"
   unreadTimer: null,
   setup: false,       // on /setup: the first-run form instead of the routes
+  setupToken: null,   // the one-time token read from /setup#token=…, kept in memory only
 };
 
 const $ = (id) => document.getElementById(id);

@@ -26,7 +26,7 @@ const strings = {
 
     "soon.title": "{section} is coming soon",
     "soon.body": "This part of the console is on its way. Everything else keeps working in the meantime.",
-    "soon.back": "Go to the team directory",
+    "soon.back": "Go to Home",
 
     "login.title": "Log in",
     "login.intro": "Use your username or email address and your password.",
@@ -335,7 +335,7 @@ const strings = {
 
     "soon.title": "{section} llegará pronto",
     "soon.body": "Esta parte de la consola está en camino. Mientras tanto, todo lo demás sigue funcionando.",
-    "soon.back": "Ir al directorio",
+    "soon.back": "Ir a Inicio",
 
     "login.title": "Iniciar sesión",
     "login.intro": "Usa tu nombre de usuario o tu correo y tu contraseña.",

@@ -6,5 +6,5 @@ export function render(root, ctx) {
   root.append(h("section.card.soon", {},
     h("h1", {}, t("soon.title", { section: ctx.page.title })),
     h("p", {}, t("soon.body")),
-    h("p", {}, h("a", { href: "#/directory" }, t("soon.back")))));
+    h("p", {}, h("a", { href: "#/home" }, t("soon.back")))));
 }
