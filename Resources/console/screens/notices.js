@@ -22,7 +22,8 @@ function authorNames() {
 /// "Read by 1 of 5", for admins, on company notices.
 export function readBy(item) {
   if (item.kind !== "company" || typeof item.readCount !== "number" || typeof item.audienceCount !== "number") return null;
-  return h("p.read-by", { dataset: { noticeId: item.id } }, t("notices.readBy", { read: item.readCount, total: item.audienceCount }));
+  const text = item.audienceCount === 0 ? t("notices.noAudience") : t("notices.readBy", { read: item.readCount, total: item.audienceCount });
+  return h("p.read-by", { dataset: { noticeId: item.id } }, text);
 }
 
 /// The badges of a notice: pinned, unread, personal (a holiday decision).
