@@ -784,6 +784,19 @@ def a_notice_posted_by_an_admin_is_badged_read_and_counted(ctx):
     admin.find_element(By.ID, "notice-delete").click()
     WebDriverWait(admin, 10).until(EC.alert_is_present()).accept()
     wait_for(admin, lambda d: d.find_element(By.CSS_SELECTOR, "#notices-list .empty").text == "There are no notices yet.")
+    # Twenty at a time, newest first; "Show older notices" brings the rest, then goes away.
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    for i in range(23):
+        assert api.call("POST", "/admin/notices", {"title": f"Notice {i:02d}", "body": "Text"})[0] == 201
+    admin.refresh()
+    screen(admin, "notices")
+    titles = lambda: [e.text for e in admin.find_elements(By.CSS_SELECTOR, "#notices-list .notice-title")]
+    wait_for(admin, lambda d: len(titles()) == 20)
+    assert titles()[:2] == ["Notice 22", "Notice 21"], titles()
+    admin.find_element(By.ID, "notices-older").click()
+    wait_for(admin, lambda d: len(titles()) == 23)
+    assert titles()[-1] == "Notice 00" and len(set(titles())) == 23, titles()
+    wait_for(admin, lambda d: not d.find_element(By.ID, "notices-older").is_displayed())
     errors = script_errors(admin) + script_errors(employee)
     assert not errors, errors
 
