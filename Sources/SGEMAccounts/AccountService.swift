@@ -302,3 +302,27 @@ struct AccountsDirectory: UserDirectory {
         return try await service.store.read { db in try repository.usersCreated(db, after: time) }
     }
 }
+
+/// `UserDirectory` for other modules' admin verbs (`notices post` counts its audience), reading
+/// the database the verb opened; the server uses `AccountsDirectory`.
+struct StoreDirectory: UserDirectory {
+    let openStore: @Sendable () async throws -> Store
+    private var repository: AccountsRepository { AccountsRepository() }
+
+    func user(id: Int64) async throws -> DirectoryUser? {
+        let repository = self.repository
+        return try await openStore().read { db in try repository.user(db, id: id)?.directoryUser }
+    }
+    func activeAdminIDs() async throws -> [Int64] {
+        let repository = self.repository
+        return try await openStore().read { db in try repository.activeAdminIDs(db) }
+    }
+    func activeUserCount() async throws -> Int {
+        let repository = self.repository
+        return try await openStore().read { db in try repository.userCounts(db).active }
+    }
+    func usersCreated(after time: Timestamp) async throws -> Int {
+        let repository = self.repository
+        return try await openStore().read { db in try repository.usersCreated(db, after: time) }
+    }
+}

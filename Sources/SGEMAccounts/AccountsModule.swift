@@ -46,5 +46,6 @@ public struct AccountsModule: Module {
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         AccountsCommands(context: context).register(&commands)
+        context.services.register((any UserDirectory).self, StoreDirectory(openStore: context.openStore))
     }
 }

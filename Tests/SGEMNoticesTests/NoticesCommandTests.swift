@@ -47,7 +47,7 @@ struct NoticesCommandTests {
         let page = try await board(s, boss)
         #expect(ids(page) == [fileID, stdinID])
         #expect(page["unreadCount"] == 2, "the operator's notices are unread for everyone")
-        #expect(page["items"]?.arrayValue?.first?["audienceCount"] == 1, "posted without a directory: the active users now")
+        #expect(page["items"]?.arrayValue?.first?["audienceCount"] == 1, "posted by the operator: every active user is its audience")
         let events = try await s.journal().events(after: 0, limit: 10)
         #expect(events.map(\.event.type) == ["notice.created", "notice.created"])
         #expect(events.map { $0.event.data["notice"]?["id"]?.numberValue } == [Double(fileID), Double(stdinID)])
