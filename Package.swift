@@ -30,11 +30,13 @@ let package = Package(
         .target(name: "SGEMSystem", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMCompany", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMNotices", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
+        .target(name: "SGEMMessaging", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport", "CSQLite"]),
+        .target(name: "SGEMRealtime", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMAccounts", dependencies: ["COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
 
         // Assembly and entry point.
         .target(name: "SGEMApp", dependencies: ["CSQLite", "COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
-                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMNotices", "SGEMAccounts"]),
+                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMNotices", "SGEMMessaging", "SGEMRealtime", "SGEMAccounts"]),
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
@@ -47,6 +49,8 @@ let package = Package(
         .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),
         .testTarget(name: "SGEMAccountsTests", dependencies: ["SGEMTestSupport", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
         .testTarget(name: "SGEMNoticesTests", dependencies: ["SGEMTestSupport", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
+        .testTarget(name: "SGEMMessagingTests", dependencies: ["SGEMTestSupport", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
+        .testTarget(name: "SGEMRealtimeTests", dependencies: ["SGEMTestSupport", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,9 @@ import SGEMAccounts
 import SGEMCompany
 import SGEMConsole
 import SGEMCore
+import SGEMMessaging
 import SGEMNotices
+import SGEMRealtime
 import SGEMSystem
 
 /// The one place that lists sgem-server's modules, the benchmark module included (it joins the
@@ -13,6 +15,8 @@ func allModules() -> [any Module] {
         CompanyModule(),
         AccountsModule(),
         NoticesModule(),
+        MessagingModule(),
+        RealtimeModule(),
         BenchModule(),
     ]
     // The console lists every module's screens; they are known before anything boots.

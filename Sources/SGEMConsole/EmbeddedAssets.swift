@@ -2275,6 +2275,15 @@ xNpPp5+3MdRidOd03MHC+MVYQeIKqBt/qTf9DidAPabq8bd2KchPZgMr9DkncjI4K8OBIk7osU1xAqkx
 LAAA
 """
     ),
+    "screens/chat.js": EmbeddedAsset(
+        contentType: "text/javascript; charset=utf-8",
+        etag: #""b3ca155138d36accd519""#,
+        base64: """
+Ly8gUGxhY2Vob2xkZXIgdW50aWwgdGhlIGNoYXQgc2NyZWVucyBsYW5kIChpc3N1ZSA4KS4KZXhwb3J0IHsgcmVuZGVyIH0gZnJv
+bSAiLi9zb29uLmpzIjsK
+""",
+        gzipBase64: nil
+    ),
     "screens/company.js": EmbeddedAsset(
         contentType: "text/javascript; charset=utf-8",
         etag: #""256ab2f2e62cf924e8ea""#,

@@ -10,8 +10,18 @@ public enum EventAudience: Sendable, Equatable {
     case user(Int64)
     /// Every active admin.
     case admins
-    /// The members of one chat.
+    /// The members of one chat, as they are at delivery (and at replay).
     case chat(Int64)
+    /// Exactly these users (a chat's members when it was deleted; the remaining members and the
+    /// removed one for `member.removed`), each still checked to be an active account.
+    case users([Int64])
+}
+
+/// Who may see a chat's events; implemented by the messaging module, consulted by the realtime
+/// hub at delivery and at replay, so a removed member stops receiving a chat at once.
+public protocol ChatAccess: Sendable {
+    /// The ids of the chats `userID` is a member of now.
+    func chatIDs(of userID: Int64) async throws -> Set<Int64>
 }
 
 /// One event of the realtime stream (`message.created`, `notice.created`, …) as a module records it.

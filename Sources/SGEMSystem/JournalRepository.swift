@@ -11,11 +11,13 @@ struct JournalRepository: Sendable {
             CREATE TABLE system_events (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 type TEXT NOT NULL,
-                audience_kind TEXT NOT NULL CHECK (audience_kind IN ('everyone', 'user', 'admins', 'chat')),
+                audience_kind TEXT NOT NULL CHECK (audience_kind IN ('everyone', 'user', 'admins', 'chat', 'users')),
                 audience_id INTEGER,
+                audience_users TEXT,
                 data TEXT NOT NULL,
                 created_at INTEGER NOT NULL,
-                CHECK ((audience_kind IN ('user', 'chat')) = (audience_id IS NOT NULL))
+                CHECK ((audience_kind IN ('user', 'chat')) = (audience_id IS NOT NULL)),
+                CHECK ((audience_kind = 'users') = (audience_users IS NOT NULL))
             );
             CREATE INDEX system_events_created ON system_events (created_at);
             """)
@@ -23,10 +25,11 @@ struct JournalRepository: Sendable {
 
     /// Inserts one event in `db`'s transaction and returns its id.
     static func insert(_ event: RealtimeEvent, at time: Timestamp, in db: Database) throws -> Int64 {
-        let (kind, id) = JournalRepository.columns(event.audience)
+        let (kind, id, users) = JournalRepository.columns(event.audience)
         guard let row = try db.queryOne("""
-            INSERT INTO system_events (type, audience_kind, audience_id, data, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id
-            """, event.type, kind, id, event.data.serialized(), time),
+            INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at)
+            VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+            """, event.type, kind, id, users, event.data.serialized(), time),
               let newID = row.int64("id") else {
             throw StoreError(code: .system, message: "inserting an event returned no id")
         }
@@ -35,7 +38,7 @@ struct JournalRepository: Sendable {
 
     static func events(after: Int64, limit: Int, in db: Database) throws -> [RecordedEvent] {
         try db.query("""
-            SELECT id, type, audience_kind, audience_id, data, created_at FROM system_events
+            SELECT id, type, audience_kind, audience_id, audience_users, data, created_at FROM system_events
             WHERE id > ? ORDER BY id LIMIT ?
             """, after, limit).compactMap(JournalRepository.event)
     }
@@ -47,21 +50,24 @@ struct JournalRepository: Sendable {
         return max(handedOut, stored)
     }
 
-    static func columns(_ audience: EventAudience) -> (String, Int64?) {
+    /// The audience as stored: its kind, the one id of `user`/`chat`, the comma-separated ids of `users`.
+    static func columns(_ audience: EventAudience) -> (String, Int64?, String?) {
         switch audience {
-        case .everyone: ("everyone", nil)
-        case let .user(id): ("user", id)
-        case .admins: ("admins", nil)
-        case let .chat(id): ("chat", id)
+        case .everyone: ("everyone", nil, nil)
+        case let .user(id): ("user", id, nil)
+        case .admins: ("admins", nil, nil)
+        case let .chat(id): ("chat", id, nil)
+        case let .users(ids): ("users", nil, ids.map(String.init).joined(separator: ","))
         }
     }
 
-    static func audience(kind: String?, id: Int64?) -> EventAudience? {
+    static func audience(kind: String?, id: Int64?, users: String?) -> EventAudience? {
         switch (kind, id) {
         case ("everyone"?, _): .everyone
         case ("admins"?, _): .admins
         case let ("user"?, id?): .user(id)
         case let ("chat"?, id?): .chat(id)
+        case ("users"?, _): users.map { .users($0.split(separator: ",").compactMap { Int64($0) }) }
         default: nil
         }
     }
@@ -69,7 +75,7 @@ struct JournalRepository: Sendable {
     /// A row as a recorded event; nil for a row no version of this code wrote (skipped, not fatal).
     static func event(_ row: Row) -> RecordedEvent? {
         guard let id = row.int64("id"), let type = row.string("type"),
-              let audience = audience(kind: row.string("audience_kind"), id: row.int64("audience_id")),
+              let audience = audience(kind: row.string("audience_kind"), id: row.int64("audience_id"), users: row.string("audience_users")),
               let text = row.string("data"), let data = try? JSONValue.parse(Array(text.utf8)),
               let at = row.timestamp("created_at") else { return nil }
         return RecordedEvent(id: id, event: RealtimeEvent(type: type, audience: audience, data: data), at: at)
