@@ -66,12 +66,14 @@ final class RealtimeHub: Sendable {
     /// Registers `socket` for live events after the hub's cursor, which it returns. With
     /// `replaying`, those events are held back until `goLive` (the caller replays up to the cursor).
     func subscribe(_ user: AuthenticatedUser, socket: WebSocket, replaying: Bool) -> (id: Int, cursor: Int64) {
-        let (id, cursor, count) = state.withLock { s in
+        let (id, cursor) = state.withLock { s in
             s.nextID += 1
+            // A user's first socket loads their chats afresh.
+            if !s.subscribers.values.contains(where: { $0.userID == user.id }) { s.chats.removeValue(forKey: user.id) }
             s.subscribers[s.nextID] = Subscriber(userID: user.id, sessionID: user.sessionID, socket: socket, pending: replaying ? [] : nil)
-            return (s.nextID, s.cursor, s.subscribers.count)
+            return (s.nextID, s.cursor)
         }
-        metrics.connected.set(Double(count))
+        metrics.connected.add(1)
         return (id, cursor)
     }
 
@@ -92,14 +94,14 @@ final class RealtimeHub: Sendable {
         }
     }
 
+    /// Forgets socket `id` when its handler ends (the hub may have dropped it already).
     func unsubscribe(_ id: Int) {
-        let count = state.withLock { s in
+        state.withLock { s in
             if let gone = s.subscribers.removeValue(forKey: id), !s.subscribers.values.contains(where: { $0.userID == gone.userID }) {
                 s.chats.removeValue(forKey: gone.userID)
             }
-            return s.subscribers.count
         }
-        metrics.connected.set(Double(count))
+        metrics.connected.add(-1)
     }
 
     /// Closes the sockets of `userID` whose session `matches`, at once.

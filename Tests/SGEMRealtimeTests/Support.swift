@@ -58,6 +58,18 @@ final class RealtimeServer: Sendable {
         return try await start(on: dir, extra)
     }
 
+    /// Runs `body` with a fresh server and stops it before returning, whatever `body` does.
+    static func with(_ extra: [String: String] = [:], _ body: (RealtimeServer) async throws -> Void) async throws {
+        let s = try await start(extra)
+        do {
+            try await body(s)
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
     /// A server on the existing data directory `dir` (a restart).
     static func start(on dir: TempDir, _ extra: [String: String] = [:]) async throws -> RealtimeServer {
         let running = try await RunningServer.start(configuration: Configuration(overrides: testSettings(dir, extra)))
@@ -116,15 +128,8 @@ final class RealtimeServer: Sendable {
         let query = "?token=\(who.token)" + (since.map { "&since=\($0)" } ?? "")
         let (status, body) = try await webSocketClientThreads.run { try client.upgrade("/api/v1/realtime" + query) }
         guard status == 101 else { throw TestFailure("upgrade answered \(status): \(body)") }
-        try await waitForSubscribers(atLeast: 1)
+        try await client.ready()
         return client
-    }
-
-    /// Waits until the hub counts `count` sockets or more (a client is subscribed once upgraded).
-    func waitForSubscribers(atLeast count: Int) async throws {
-        guard await eventually(10, { self.metric("sgem_realtime_connected_sockets") >= Double(count) }) else {
-            throw TestFailure("the hub never counted \(count) sockets")
-        }
     }
 
     /// A metric's value as `/metrics` would show it (no labels).
@@ -165,6 +170,13 @@ struct LoggedIn: Sendable {
 }
 
 extension WebSocketClient {
+    /// Waits until the server is past subscription and replay: it answers a `{"type":"ping"}`
+    /// only then. Events before the pong stay to be read.
+    func ready() async throws {
+        try send(text: #"{"type":"ping"}"#)
+        try await readAhead { $0 == #"{"type":"pong"}"# }
+    }
+
     /// The next event frame; fails when the stream ends first.
     func event() async throws -> JSONValue {
         guard let frame = try await next() else { throw TestFailure("the stream ended (close code \(closeCode.map(String.init) ?? "none"))") }

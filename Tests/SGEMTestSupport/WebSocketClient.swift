@@ -99,6 +99,7 @@ public final class WebSocketClient: @unchecked Sendable {
     /// The next text frame's payload, skipping pings and pongs; nil at a close frame or EOF
     /// (`closeCode` then says which).
     public func readText() throws -> String? {
+        if !unread.isEmpty { return unread.removeFirst() }
         while let frame = try readFrame() {
             switch frame.opcode {
             case 0x1: return frame.text
@@ -109,6 +110,24 @@ public final class WebSocketClient: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    /// Texts read ahead that `readText` hands out first.
+    private var unread: [String] = []
+
+    /// Reads texts until one satisfies `isMarker`; the ones before it are kept for `readText`.
+    public func readAhead(until isMarker: @escaping @Sendable (String) -> Bool) async throws {
+        try await webSocketClientThreads.run {
+            var before: [String] = []
+            while true {
+                guard let frame = try self.readFrame() else { throw TestFailure("the stream ended while reading ahead") }
+                if frame.opcode == 0x8 { throw TestFailure("the stream closed (\(frame.closeCode)) while reading ahead") }
+                guard frame.opcode == 0x1 else { continue }
+                if isMarker(frame.text) { break }
+                before.append(frame.text)
+            }
+            self.unread += before
+        }
     }
 
     /// The close code the server sent, once `readText` met its close frame.
