@@ -20,12 +20,17 @@ final class RealtimeHub: Sendable {
         var batch = 500
         /// The timer that catches writes nobody signalled.
         var poll: Duration = .seconds(1)
+        /// How often every socket's credentials are checked again, for sessions ended and
+        /// accounts deactivated by another process (the admin verbs), which publish no event here.
+        var recheck: Duration = .seconds(30)
     }
 
     /// One connected socket.
     struct Subscriber: Sendable {
         let userID: Int64
         let sessionID: Int64?
+        /// The upgrade request, to authenticate its credentials again (`recheck`).
+        let request: Request
         let socket: WebSocket
         /// nil once live; otherwise the events that arrived during the replay, in order.
         var pending: [(id: Int64, message: PreparedMessage)]?
@@ -65,12 +70,13 @@ final class RealtimeHub: Sendable {
 
     /// Registers `socket` for live events after the hub's cursor, which it returns. With
     /// `replaying`, those events are held back until `goLive` (the caller replays up to the cursor).
-    func subscribe(_ user: AuthenticatedUser, socket: WebSocket, replaying: Bool) -> (id: Int, cursor: Int64) {
+    func subscribe(_ user: AuthenticatedUser, request: Request, socket: WebSocket, replaying: Bool) -> (id: Int, cursor: Int64) {
         let (id, cursor) = state.withLock { s in
             s.nextID += 1
             // A user's first socket loads their chats afresh.
             if !s.subscribers.values.contains(where: { $0.userID == user.id }) { s.chats.removeValue(forKey: user.id) }
-            s.subscribers[s.nextID] = Subscriber(userID: user.id, sessionID: user.sessionID, socket: socket, pending: replaying ? [] : nil)
+            s.subscribers[s.nextID] = Subscriber(userID: user.id, sessionID: user.sessionID, request: request, socket: socket,
+                                                pending: replaying ? [] : nil)
             return (s.nextID, s.cursor)
         }
         metrics.connected.add(1)
@@ -124,6 +130,22 @@ final class RealtimeHub: Sendable {
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
+    /// Authenticates every socket's upgrade request again and closes (1008) those whose session
+    /// ended or whose account is no longer active; a store that does not answer skips the round.
+    func recheckCredentials() async {
+        guard let authenticator = services.resolve((any SessionAuthenticator).self) else { return }
+        let all = state.withLock { s in s.subscribers.values.map { ($0.request, $0.socket) } }
+        for (request, socket) in all where !socket.isClosed {
+            do {
+                _ = try await authenticator.authenticate(request, allowQueryToken: true)
+            } catch let error as APIError where error.status == 401 || error.status == 403 {
+                socket.close(code: 1008, reason: "session ended")
+            } catch {
+                return
+            }
+        }
+    }
+
     // MARK: The tail
 
     /// Tails the journal until cancelled.
@@ -137,6 +159,9 @@ final class RealtimeHub: Sendable {
             },
             Task {
                 while (try? await Task.sleep(for: poll)) != nil { wake.yield() }
+            },
+            Task { [limits] in
+                while (try? await Task.sleep(for: limits.recheck)) != nil { await self.recheckCredentials() }
             },
         ]
         defer { for f in feeders { f.cancel() } }
@@ -167,6 +192,8 @@ final class RealtimeHub: Sendable {
                 }
                 try await deliver(recorded, admins: admins ?? [])
             }
+            // A short batch was the end of the journal: no second read to learn that.
+            if batch.count < limits.batch { return }
         }
     }
 

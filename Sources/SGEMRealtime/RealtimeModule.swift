@@ -13,9 +13,13 @@ public struct RealtimeModule: Module {
     static let retentionDays = Setting("realtime-retention-days", .int(1...365), default: "7",
                                        "days the realtime stream keeps events for clients that reconnect with ?since=")
 
+    /// How often open streams' credentials are checked again (sessions ended elsewhere).
+    static let recheckSeconds = Setting("realtime-recheck-seconds", .int(1...3600), default: "30",
+                                        "seconds between checks that each realtime stream's session and account are still valid")
+
     public init() {}
 
-    public var settings: [Setting] { [RealtimeModule.retentionDays] }
+    public var settings: [Setting] { [RealtimeModule.retentionDays, RealtimeModule.recheckSeconds] }
 
     /// Starts the hub at the journal's newest event and closes sockets when accounts end sessions.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
@@ -23,7 +27,7 @@ public struct RealtimeModule: Module {
             throw RealtimeError(message: "module 'realtime' needs the event journal of module 'system'")
         }
         let hub = RealtimeHub(journal: journal, services: context.services, cursor: try await journal.lastEventID(),
-                              limits: RealtimeHub.Limits(), metrics: RealtimeMetrics(context.metrics), logger: context.logger)
+                              limits: RealtimeHub.Limits(recheck: .seconds(context.configuration.int(RealtimeModule.recheckSeconds))), metrics: RealtimeMetrics(context.metrics), logger: context.logger)
         hub.listen(to: context.events)
         return RealtimeRuntime(hub: hub, journal: journal, registry: context.services,
                                retention: .seconds(86_400 * context.configuration.int(RealtimeModule.retentionDays)),

@@ -22,7 +22,7 @@ struct RealtimeRoutes: Sendable {
     func serve(_ request: Request, context: RequestContext, socket: WebSocket) async {
         guard let user = context[CurrentUser.self] else { return }
         let since = request.query["since"].flatMap { Int64($0) }
-        let (id, cursor) = hub.subscribe(user, socket: socket, replaying: since != nil)
+        let (id, cursor) = hub.subscribe(user, request: request, socket: socket, replaying: since != nil)
         defer { hub.unsubscribe(id) }
         if let since {
             do {

@@ -218,6 +218,24 @@ struct RealtimeStreamTests {
         }
     }
 
+    @Test("an account deactivated or a password reset from the command line closes the streams at the next check")
+    func commandLineChangesCloseSockets() async throws {
+        try await RealtimeServer.with(["realtime-recheck-seconds": "1"]) { s in
+            let boss = try await s.login()
+            let ana = try await s.createUser("ana", as: boss)
+            let bob = try await s.createUser("bob", as: boss)
+            let anaStream = try await s.stream(ana)
+            let bobStream = try await s.stream(bob)
+            let bossStream = try await s.stream(boss)
+            #expect(await sgem(s.dir, ["admin", "deactivate", "ana"]).code == 0)
+            #expect(try await anaStream.waitForClose() == 1008)
+            #expect(await sgem(s.dir, ["admin", "reset-password", "bob", "--random-password"]).code == 0)
+            #expect(try await bobStream.waitForClose() == 1008)
+            try await s.append("test.mark", to: .everyone)
+            #expect(try await bossStream.numbers(until: "test.mark") == [])
+        }
+    }
+
     @Test("a cookie upgrade from a foreign Origin is refused with 403; from this server's origin it streams")
     func cookieUpgradeNeedsOwnOrigin() async throws {
         try await RealtimeServer.with() { s in
