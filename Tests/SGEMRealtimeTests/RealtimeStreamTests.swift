@@ -236,6 +236,27 @@ struct RealtimeStreamTests {
         }
     }
 
+    @Test("the bench-only event route records an event for fixed users that reaches them only")
+    func benchEvents() async throws {
+        try await RealtimeServer.with(["bench-module": "true"]) { s in
+            let boss = try await s.login()
+            let ana = try await s.createUser("ana", as: boss)
+            let anaStream = try await s.stream(ana)
+            let bossStream = try await s.stream(boss)
+            let r = try await s.call("POST", "/api/v1/bench/events", token: boss.token,
+                                     json: ["users": .array([.number(Double(ana.userID))]), "data": ["seq": 1]])
+            #expect(r.status == 201)
+            let e = try await anaStream.event()
+            #expect(e["type"]?.stringValue == "bench.event")
+            #expect(e["data"]?["seq"]?.numberValue == 1)
+            #expect(Int64(e["id"]?.numberValue ?? 0) == Int64(try r.json()["id"]?.numberValue ?? -1))
+            try await s.append("test.mark", to: .everyone)
+            #expect(try await bossStream.numbers(until: "test.mark") == [])
+            let bad = try await s.call("POST", "/api/v1/bench/events", token: boss.token, json: ["users": "everyone"])
+            #expect(bad.status == 422)
+        }
+    }
+
     @Test("a cookie upgrade from a foreign Origin is refused with 403; from this server's origin it streams")
     func cookieUpgradeNeedsOwnOrigin() async throws {
         try await RealtimeServer.with() { s in
