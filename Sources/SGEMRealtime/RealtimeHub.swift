@@ -254,13 +254,22 @@ final class RealtimeHub: Sendable {
         state.withLock { s in for u in users { s.chats.removeValue(forKey: u) } }
     }
 
-    /// Loads the chat sets of connected users that have none.
+    /// Loads the chat sets of connected users that have none. A user whose set cannot be read
+    /// gets none of this event (fail closed) and is asked again at the next chat event, so one
+    /// failing lookup never holds up everyone else's stream.
     private func loadChats() async throws {
         let missing = state.withLock { s in Set(s.subscribers.values.map(\.userID)).filter { s.chats[$0] == nil } }
         guard !missing.isEmpty else { return }
         guard let access = chatAccess else { return }
         for user in missing {
-            let chats = try await access.chatIDs(of: user)
+            try Task.checkCancellation()
+            let chats: Set<Int64>
+            do {
+                chats = try await access.chatIDs(of: user)
+            } catch {
+                logger.error("chat membership lookup failed", ["user.id": String(user), "error": String(describing: error)])
+                continue
+            }
             state.withLock { s in
                 if s.subscribers.values.contains(where: { $0.userID == user }) { s.chats[user] = chats }
             }

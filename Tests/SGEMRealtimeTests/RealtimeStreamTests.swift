@@ -178,6 +178,29 @@ struct RealtimeStreamTests {
         }
     }
 
+    @Test("a chat lookup that fails keeps that user from the chat's events, not the others from theirs")
+    func failingLookupFailsClosed() async throws {
+        try await RealtimeServer.with { s in
+            let boss = try await s.login()
+            let ana = try await s.createUser("ana", as: boss)
+            let bob = try await s.createUser("bob", as: boss)
+            s.chats.set(7, members: [ana.userID, bob.userID])
+            s.chats.failing.withLock { $0 = [ana.userID] }
+            let anaStream = try await s.stream(ana)
+            let bobStream = try await s.stream(bob)
+            try await s.append("message.created", to: .chat(7), n: 1)
+            try await s.append("test.n", to: .everyone, n: 2)
+            try await s.append("test.mark", to: .everyone)
+            #expect(try await anaStream.numbers(until: "test.mark") == [2])
+            #expect(try await bobStream.numbers(until: "test.mark") == [1, 2])
+            // Asked again at the next chat event once the lookup works.
+            s.chats.failing.withLock { $0 = [] }
+            try await s.append("message.created", to: .chat(7), n: 3)
+            try await s.append("test.mark", to: .everyone)
+            #expect(try await anaStream.numbers(until: "test.mark") == [3])
+        }
+    }
+
     @Test("deactivating an account closes its sockets at once; other people's stay open")
     func deactivationClosesSockets() async throws {
         try await RealtimeServer.with() { s in

@@ -27,9 +27,14 @@ func sgem(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (cod
 /// Who belongs to which chat, as the test says: stands in for the messaging module.
 final class FakeChatAccess: ChatAccess {
     private let members = Mutex<[Int64: Set<Int64>]>([:])
+    /// Users whose lookup throws, as a broken store would.
+    let failing = Mutex<Set<Int64>>([])
+
+    struct LookupFailed: Error {}
 
     func chatIDs(of userID: Int64) async throws -> Set<Int64> {
-        members.withLock { m in Set(m.filter { $0.value.contains(userID) }.keys) }
+        if failing.withLock({ $0.contains(userID) }) { throw LookupFailed() }
+        return members.withLock { m in Set(m.filter { $0.value.contains(userID) }.keys) }
     }
 
     func set(_ chat: Int64, members ids: Set<Int64>) { members.withLock { $0[chat] = ids } }
