@@ -232,6 +232,7 @@ final class RealtimeHub: Sendable {
             }
             return slow
         }
+        metrics.lag.observe(Double(max(0, Timestamp.now().milliseconds - recorded.at.milliseconds)) / 1000)
         for socket in slow {
             metrics.slowClosed.increment()
             socket.close(code: 1013, reason: "too far behind; reconnect with since")
@@ -301,10 +302,14 @@ struct RealtimeMetrics: Sendable {
     let connected: Gauge
     let delivered: Counter
     let slowClosed: Counter
+    /// From an event's recording to its frames handed to the sockets (the hub's share of latency).
+    let lag: Histogram
 
     init(_ registry: MetricsRegistry) {
         connected = registry.gauge("sgem_realtime_connected_sockets", help: "Realtime WebSockets connected now.")
         delivered = registry.counter("sgem_realtime_events_delivered_total", help: "Event frames handed to realtime sockets.")
         slowClosed = registry.counter("sgem_realtime_slow_closed_total", help: "Realtime sockets closed because they could not keep up.")
+        lag = registry.histogram("sgem_realtime_delivery_lag_seconds",
+                                 help: "Time from an event's recording to its frames handed to the live sockets.")
     }
 }

@@ -23,6 +23,24 @@ from realtime_ws import HTTP, WebSocket
 SENDERS = 8
 
 
+def server_lag(port):
+    """sgem_realtime_delivery_lag_seconds from /metrics: count, mean and the share over 100 ms."""
+    import urllib.request
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    buckets, total, count = {}, 0.0, 0
+    for line in text.splitlines():
+        if line.startswith("sgem_realtime_delivery_lag_seconds_bucket"):
+            le = line.split('le="')[1].split('"')[0]
+            buckets[le] = float(line.split()[-1])
+        elif line.startswith("sgem_realtime_delivery_lag_seconds_sum"):
+            total = float(line.split()[-1])
+        elif line.startswith("sgem_realtime_delivery_lag_seconds_count"):
+            count = int(float(line.split()[-1]))
+    within = buckets.get("0.1", 0)
+    return {"events": count, "mean_ms": total / count * 1000 if count else None,
+            "over_100ms": count - within if count else None, "within_10ms": buckets.get("0.01")}
+
+
 def percentile(values, p):
     if not values:
         return None
@@ -150,6 +168,8 @@ async def main():
             from_send.append((times[0] - sent_at[seq]) * 1000)
     for ws in sockets:
         ws.close()
+    # The server's own share: recording → frames handed to the sockets (a histogram).
+    lag = server_lag(port)
     http.close()
     print(json.dumps({
         "mode": mode, "clients": clients, "group": group, "rate": rate, "seconds": seconds,
@@ -158,6 +178,7 @@ async def main():
         "p50_from_201_ms": percentile(from_ack, 50), "p99_from_201_ms": percentile(from_ack, 99),
         "max_from_201_ms": max(from_ack) if from_ack else None,
         "p50_from_send_ms": percentile(from_send, 50), "p99_from_send_ms": percentile(from_send, 99),
+        "server_lag": lag,
     }))
 
 

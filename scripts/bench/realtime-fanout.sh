@@ -73,5 +73,7 @@ for a in anomalies:
 for mode, r in runs.items():
     print(f"realtime-fanout ({mode}): {verdict(rows)}  p50 {fmt(r['p50_from_201_ms'])} ms, p99 {fmt(r['p99_from_201_ms'])} ms, "
           f"max {fmt(r['max_from_201_ms'])} ms from the 201; {r['delivered']:,} of {r['expected']:,} delivered, "
-          f"{r['lost']} lost, {r['doubled']} doubled, {r['stray']} stray, {r['errors']} send errors")
+          f"{r['lost']} lost, {r['doubled']} doubled, {r['stray']} stray, {r['errors']} send errors; "
+          f"server lag (recorded → handed to sockets) mean {fmt(r['server_lag']['mean_ms'])} ms, "
+          f"{r['server_lag']['over_100ms']} of {r['server_lag']['events']} events over 100 ms")
 PY
