@@ -82,19 +82,40 @@ struct Message: Sendable, Equatable {
 
     /// The contract's message; a deleted one has `body: null` and no mentions.
     var json: JSONValue {
+        var times = TimeText()
+        return json(&times)
+    }
+
+    /// The same, formatting times through `times` (a page of messages shares its seconds).
+    func json(_ times: inout TimeText) -> JSONValue {
         .object([
             ("id", .number(Double(id))),
             ("chatId", .number(Double(chatID))),
             ("senderId", .number(Double(senderID))),
             ("body", deleted ? .null : body.map(JSONValue.string) ?? .null),
             ("mentions", .array(deleted ? [] : mentions.map { .number(Double($0)) })),
-            ("createdAt", .string(createdAt.rfc3339())),
-            ("editedAt", editedAt.map { .string($0.rfc3339()) } ?? .null),
+            ("createdAt", .string(times.rfc3339(createdAt))),
+            ("editedAt", editedAt.map { .string(times.rfc3339($0)) } ?? .null),
             ("deleted", .bool(deleted)),
         ])
     }
 
     var eventData: JSONValue { ["message": json] }
+}
+
+/// RFC 3339 text of whole-second times, remembering the last one: the messages of a page are
+/// mostly written seconds apart, and formatting dominated serving a page.
+struct TimeText {
+    private var seconds: Int64 = .min
+    private var text = ""
+
+    mutating func rfc3339(_ time: Timestamp) -> String {
+        if time.seconds != seconds {
+            seconds = time.seconds
+            text = time.rfc3339()
+        }
+        return text
+    }
 }
 
 /// The limits and checks on what chats and messages hold, shared by the routes and the service.

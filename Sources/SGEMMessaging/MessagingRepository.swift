@@ -330,7 +330,7 @@ struct MessagingRepository: Sendable {
               let createdAt = row.timestamp("created_at") else { return nil }
         let deleted = row.bool("deleted") ?? false
         return Message(id: id, chatID: chat, senderID: sender, body: deleted ? nil : row.string("body"),
-                       mentions: parseIDsOrTags(row.string("mentions")).compactMap { $0.numberValue.map { Int64($0) } },
+                       mentions: parseIDs(row.string("mentions")),
                        clientID: row.string("client_id"), createdAt: createdAt, editedAt: row.timestamp("edited_at"), deleted: deleted)
     }
 
@@ -408,6 +408,13 @@ struct MessagingRepository: Sendable {
 
     private static func tagsText(_ tags: [String]) -> String { JSONValue.array(tags.map(JSONValue.string)).serialized() }
     private static func idsText(_ ids: [Int64]) -> String { JSONValue.array(ids.map { .number(Double($0)) }).serialized() }
+    /// A list of ids as `idsText` wrote it; most messages mention nobody, so "[]" is not parsed.
+    private static func parseIDs(_ text: String?) -> [Int64] {
+        guard let text, text != "[]" else { return [] }
+        return text.utf8.split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") })
+            .compactMap { Int64(String(decoding: $0, as: UTF8.self).trimmingWhitespace()) }
+    }
+
     private static func parseIDsOrTags(_ text: String?) -> [JSONValue] {
         guard let text, let value = try? JSONValue.parse(Array(text.utf8)) else { return [] }
         return value.arrayValue ?? []

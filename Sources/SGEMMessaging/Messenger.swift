@@ -215,7 +215,8 @@ struct Messenger: Sendable {
             return try MessagingRepository.messages(chatID: id, after: after, before: before, limit: limit, in: db)
         }
         guard let found else { throw Messenger.noSuchChat }
-        return found.map(\.json)
+        var times = TimeText()
+        return found.map { $0.json(&times) }
     }
 
     /// Posts a message; durable when this returns. The same `clientID` from the same sender in
