@@ -161,7 +161,7 @@ struct MessagingRepository: Sendable {
     static func deleteChat(_ id: Int64, in db: Database) throws {
         try db.execute("""
             INSERT INTO messaging_search (messaging_search, rowid, body)
-            SELECT 'delete', id, body FROM messaging_messages WHERE chat_id = ? AND deleted = 0
+            SELECT 'delete', id, body FROM messaging_messages WHERE chat_id = ?
             """, id)
         try db.execute("DELETE FROM messaging_mentions WHERE chat_id = ?", id)
         try db.execute("DELETE FROM messaging_messages WHERE chat_id = ?", id)
@@ -304,13 +304,15 @@ struct MessagingRepository: Sendable {
         try insertMentions(mentions, messageID: old.id, chatID: old.chatID, senderID: old.senderID, in: db)
     }
 
-    /// Deletes a message softly: the row stays with `deleted = 1`; its body, mentions and
-    /// search row go.
+    /// Deletes a message softly: the row stays with `deleted = 1`; its body and mentions go, and
+    /// its search row is emptied.
     static func deleteMessage(_ old: Message, in db: Database) throws {
         if let oldBody = old.body {
             try db.execute("INSERT INTO messaging_search (messaging_search, rowid, body) VALUES ('delete', ?, ?)", old.id, oldBody)
         }
         try db.execute("UPDATE messaging_messages SET body = NULL, mentions = '[]', deleted = 1 WHERE id = ?", old.id)
+        // An external-content index holds a row for every message; the deleted one's is empty.
+        try db.execute("INSERT INTO messaging_search (rowid, body) VALUES (?, NULL)", old.id)
         try db.execute("DELETE FROM messaging_mentions WHERE message_id = ?", old.id)
     }
 
