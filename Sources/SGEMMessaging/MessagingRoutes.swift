@@ -294,7 +294,8 @@ struct MessagingRoutes: Sendable {
         search.get("/messages", doc: RouteDoc(
             summary: "Search the messages of my chats, newest first",
             description: """
-                Every word of q must appear (the last may be the start of a word), ignoring case and accents. The snippet \
+                Every word of q must appear, ignoring case and accents; when no message of mine holds the last word \
+                whole (it may be half-typed), it also matches as the start of a word. The snippet \
                 is plain text with each match between « and » and … where text was cut. Deleted messages are never found.
                 """,
             tags: ["messaging"],

@@ -288,9 +288,8 @@ struct Messenger: Sendable {
     // MARK: Search
 
     func search(_ text: String, viewer: Int64, chatID: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
-        guard let query = MessagingRepository.ftsQuery(text) else { return [] }
         let hits = try await store.read { db in
-            try MessagingRepository.search(query, userID: viewer, chatID: chatID, before: before, limit: limit, in: db)
+            try MessagingRepository.search(text: text, userID: viewer, chatID: chatID, before: before, limit: limit, in: db)
         }
         return hits.map { hit in
             .object([("message", hit.message.json), ("chatId", .number(Double(hit.message.chatID))), ("snippet", .string(hit.snippet))])

@@ -168,7 +168,10 @@ struct MessagesAPITests {
         #expect(hits.last?["snippet"]?.stringValue?.contains("«Reunión»") == true, "\(hits.last?["snippet"] ?? .null)")
         #expect(hits.last?["chatId"]?.numberValue == Double(mine))
         #expect(try await s.expect(200, "GET", "/search/messages?q=cafeteria%20man", as: ana)["items"]?.arrayValue?.count == 1,
-                "every word, the last as a prefix")
+                "every word, the last as a word's start when no message holds it whole")
+        #expect(try await s.expect(200, "GET", "/search/messages?q=reuni", as: ana)["items"]?.arrayValue?.count == 2)
+        #expect(try await s.expect(200, "GET", "/search/messages?q=reuni%20", as: ana)["items"] == [],
+                "a word followed by a space is a whole word")
         #expect(try await s.expect(200, "GET", "/search/messages?q=reunion&before=\(new.id)", as: ana)["items"]?.arrayValue?.count == 1)
         #expect(try await s.expect(200, "GET", "/search/messages?q=reunion&chatId=\(mine)&limit=1", as: ana)["items"]?.arrayValue?
             .first?["message"]?.id == new.id)
