@@ -279,17 +279,26 @@ struct MessagingRepository: Sendable {
         try db.queryOne("SELECT \(messageColumns) FROM messaging_messages WHERE id = ?", id).flatMap(message)
     }
 
-    /// Messages of a chat in ascending id order: after `after` (the oldest first) when given,
-    /// else the newest `limit` below `before` (or the newest of all).
-    static func messages(chatID: Int64, after: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Message] {
+    /// Messages of a chat `reader` is a member of, in ascending id order: after `after` (the
+    /// oldest first) when given, else the newest `limit` below `before` (or the newest of all).
+    /// Nil when `reader` is not a member; membership is in the same statement, so a page costs
+    /// one query (a second one only to tell an empty page from a chat that is not theirs).
+    static func messages(chatID: Int64, reader: Int64, after: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Message]? {
+        let member = "EXISTS (SELECT 1 FROM messaging_members WHERE chat_id = ?1 AND user_id = ?2)"
+        let page: [Message]
         if let after {
-            return try db.query("""
-                SELECT \(messageColumns) FROM messaging_messages WHERE chat_id = ? AND id > ? AND id < ? ORDER BY id LIMIT ?
-                """, chatID, after, before ?? Int64.max, limit).compactMap(message)
+            page = try db.query("""
+                SELECT \(messageColumns) FROM messaging_messages WHERE chat_id = ?1 AND \(member) AND id > ?3 AND id < ?4
+                ORDER BY id LIMIT ?5
+                """, chatID, reader, after, before ?? Int64.max, limit).compactMap(message)
+        } else {
+            page = try db.query("""
+                SELECT \(messageColumns) FROM messaging_messages WHERE chat_id = ?1 AND \(member) AND id > ?3 AND id < ?4
+                ORDER BY id DESC LIMIT ?5
+                """, chatID, reader, Int64(0), before ?? Int64.max, limit).compactMap(message).reversed()
         }
-        return try db.query("""
-            SELECT \(messageColumns) FROM messaging_messages WHERE chat_id = ? AND id < ? ORDER BY id DESC LIMIT ?
-            """, chatID, before ?? Int64.max, limit).compactMap(message).reversed()
+        if page.isEmpty, try !isMember(reader, of: chatID, in: db) { return nil }
+        return page
     }
 
     /// Replaces a message's body and mentions, and its search row.
@@ -327,13 +336,23 @@ struct MessagingRepository: Sendable {
         }
     }
 
+    /// A message from a row whose first columns are `messageColumns`, in that order (by
+    /// position: a page decodes 50 rows, and a lookup by name compares column names each time).
     private static func message(_ row: Row) -> Message? {
-        guard let id = row.int64("id"), let chat = row.int64("chat_id"), let sender = row.int64("sender_id"),
-              let createdAt = row.timestamp("created_at") else { return nil }
-        let deleted = row.bool("deleted") ?? false
-        return Message(id: id, chatID: chat, senderID: sender, body: deleted ? nil : row.string("body"),
-                       mentions: parseIDs(row.string("mentions")),
-                       clientID: row.string("client_id"), createdAt: createdAt, editedAt: row.timestamp("edited_at"), deleted: deleted)
+        guard case let .integer(id) = row[0], case let .integer(chat) = row[1], case let .integer(sender) = row[2],
+              case let .integer(created) = row[6] else { return nil }
+        var deleted = false
+        if case let .integer(flag) = row[8] { deleted = flag != 0 }
+        var body: String?
+        if !deleted, case let .text(text) = row[3] { body = text }
+        var mentions: [Int64] = []
+        if case let .text(text) = row[4] { mentions = parseIDs(text) }
+        var clientID: String?
+        if case let .text(text) = row[5] { clientID = text }
+        var editedAt: Timestamp?
+        if case let .integer(ms) = row[7] { editedAt = Timestamp(milliseconds: ms) }
+        return Message(id: id, chatID: chat, senderID: sender, body: body, mentions: mentions, clientID: clientID,
+                       createdAt: Timestamp(milliseconds: created), editedAt: editedAt, deleted: deleted)
     }
 
     // MARK: Search

@@ -211,8 +211,7 @@ struct Messenger: Sendable {
 
     func messages(in id: Int64, viewer: Int64, after: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
         let found = try await store.read { db -> [Message]? in
-            guard try MessagingRepository.isMember(viewer, of: id, in: db) else { return nil }
-            return try MessagingRepository.messages(chatID: id, after: after, before: before, limit: limit, in: db)
+            try MessagingRepository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit, in: db)
         }
         guard let found else { throw Messenger.noSuchChat }
         var times = TimeText()
