@@ -226,8 +226,9 @@ struct MessagingRoutes: Sendable {
             authenticated: true)) { request, context in
             let id = try MessagingRoutes.pathID(request)
             let paging = try MessagingRoutes.paging(request, allowAfter: true)
-            return .json(["items": .array(try await m.messages(in: id, viewer: try context.user().id, after: paging.after,
-                                                               before: paging.before, limit: paging.limit))] as JSONValue)
+            let page = try await m.messages(in: id, viewer: try context.user().id, after: paging.after, before: paging.before,
+                                            limit: paging.limit)
+            return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: page)
         }
         chats.post("/{id}/messages", maxBody: MessagingRoutes.maxBody, doc: RouteDoc(
             summary: "Post a message; answered only once it is durably stored",

@@ -209,13 +209,13 @@ struct Messenger: Sendable {
 
     // MARK: Messages
 
-    func messages(in id: Int64, viewer: Int64, after: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
+    /// `{"items": [...]}` of a page of a chat's history, as JSON bytes.
+    func messages(in id: Int64, viewer: Int64, after: Int64?, before: Int64?, limit: Int) async throws -> [UInt8] {
         let found = try await store.read { db -> [Message]? in
             try MessagingRepository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit, in: db)
         }
         guard let found else { throw Messenger.noSuchChat }
-        var times = TimeText()
-        return found.map { $0.json(&times) }
+        return Message.page(found)
     }
 
     /// Posts a message; durable when this returns. The same `clientID` from the same sender in
