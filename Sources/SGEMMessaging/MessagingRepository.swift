@@ -252,15 +252,16 @@ struct MessagingRepository: Sendable {
     private static let messageColumns = "id, chat_id, sender_id, body, mentions, client_id, created_at, edited_at, deleted"
 
     /// Inserts a message with its mention rows and search row, marks it read for its sender and
-    /// moves the chat up the lists.
+    /// moves the chat up the lists. Nil, storing nothing, when the sender is not a member or
+    /// already sent `clientID` in the chat: the common case is one statement, the checks included.
     static func insertMessage(chatID: Int64, senderID: Int64, body: String, clientID: String?, mentions: [Int64],
-                              at time: Timestamp, in db: Database) throws -> Message {
+                              at time: Timestamp, in db: Database) throws -> Message? {
         guard let id = try db.queryOne("""
-            INSERT INTO messaging_messages (chat_id, sender_id, body, client_id, mentions, created_at) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO messaging_messages (chat_id, sender_id, body, client_id, mentions, created_at)
+            SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM messaging_members WHERE chat_id = ?1 AND user_id = ?2)
+            ON CONFLICT DO NOTHING
             RETURNING id
-            """, chatID, senderID, body, clientID, idsText(mentions), time)?.int64("id") else {
-            throw StoreError(code: .system, message: "inserting a message returned no id")
-        }
+            """, chatID, senderID, body, clientID, idsText(mentions), time)?.int64("id") else { return nil }
         try db.execute("INSERT INTO messaging_search (rowid, body) VALUES (?, ?)", id, body)
         try insertMentions(mentions, messageID: id, chatID: chatID, senderID: senderID, in: db)
         try db.execute("UPDATE messaging_chats SET last_activity_at = ? WHERE id = ?", time, chatID)

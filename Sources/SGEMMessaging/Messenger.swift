@@ -225,12 +225,15 @@ struct Messenger: Sendable {
         let now = Timestamp.now()
         let journal = self.journal
         let (message, created) = try await store.write { db -> (Message, Bool) in
-            guard try MessagingRepository.isMember(sender, of: id, in: db) else { throw Messenger.noSuchChat }
-            if let clientID, let first = try MessagingRepository.message(chatID: id, senderID: sender, clientID: clientID, in: db) {
+            guard let message = try MessagingRepository.insertMessage(chatID: id, senderID: sender, body: body, clientID: clientID,
+                                                                      mentions: mentionable, at: now, in: db) else {
+                guard try MessagingRepository.isMember(sender, of: id, in: db) else { throw Messenger.noSuchChat }
+                guard let clientID, let first = try MessagingRepository.message(chatID: id, senderID: sender, clientID: clientID,
+                                                                                in: db) else {
+                    throw StoreError(code: .system, message: "a message was neither stored nor a retry")
+                }
                 return (first, false)
             }
-            let message = try MessagingRepository.insertMessage(chatID: id, senderID: sender, body: body, clientID: clientID,
-                                                                mentions: mentionable, at: now, in: db)
             _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(id), data: message.eventData), in: db)
             return (message, true)
         }

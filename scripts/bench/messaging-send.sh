@@ -23,17 +23,18 @@ SHIM="$BENCH_TMP/slowfsync.so"
 gcc -shared -fPIC -O2 -o "$SHIM" "$BENCH_DIR/slowfsync.c" -ldl 2>"$BENCH_TMP/gcc.txt" ||
   bench_fail "cannot build the slow-fsync shim: $(head -c 300 "$BENCH_TMP/gcc.txt" | tr '\n' ' ')"
 
-# The wrk script: a distinct clientId per request (the run's label given after `--`, the thread
-# number and a counter), counts 201s.
-cat >"$BENCH_TMP/send.lua" <<'LUA'
-local threads = {}
+# The wrk script: writes.lua's counting of 201s, with a distinct clientId per request (the run's
+# label given after `--`, the thread number and a counter).
+cat >"$BENCH_TMP/send.lua" <<LUA
+dofile("$BENCH_DIR/writes.lua")
+local count_thread = setup
+local started = 0
 local counter = 0
 local run = "run"
-created = 0
-other = 0
 function setup(thread)
-  thread:set("tid", #threads + 1)
-  table.insert(threads, thread)
+  started = started + 1
+  thread:set("tid", started)
+  count_thread(thread)
 end
 function init(args)
   run = args[1] or run
@@ -42,17 +43,6 @@ function request()
   counter = counter + 1
   local body = string.format('{"body":"bench message %d, plain text with a few words","clientId":"%s-%d-%d"}', counter, run, tid, counter)
   return wrk.format("POST", nil, nil, body)
-end
-function response(status, headers, body)
-  if status == 201 then created = created + 1 else other = other + 1 end
-end
-function done(summary, latency, requests)
-  local c, o = 0, 0
-  for _, thread in ipairs(threads) do
-    c = c + thread:get("created")
-    o = o + thread:get("other")
-  end
-  io.write(string.format("BENCH created=%d other=%d\n", c, o))
 end
 LUA
 
