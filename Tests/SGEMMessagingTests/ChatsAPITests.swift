@@ -72,11 +72,16 @@ struct ChatsAPITests {
         let s = try await ChatServer.start()
         defer { Task { await s.stop() } }
         let (ana, bob, cleo) = (s["ana"], s["bob"], s["cleo"])
+        let start = try await s.journal().lastEventID()
         let first = try await s.expect(201, "POST", "/chats/direct", as: ana, json: ["userId": bob.json])
         #expect(first["kind"] == "direct" && first["name"] == .null)
         #expect(first["members"]?.arrayValue?.count == 2)
         #expect(try await s.expect(200, "POST", "/chats/direct", as: ana, json: ["userId": bob.json]).id == first.id)
         #expect(try await s.expect(200, "POST", "/chats/direct", as: bob, json: ["userId": ana.json]).id == first.id)
+        let events = try await s.events(after: start)
+        #expect(events.map(\.event.type) == ["chat.created"], "returning the chat again records nothing")
+        #expect(events.first?.event.audience == .users([ana.id, bob.id]))
+        #expect(events.first?.event.data["chat"]?["kind"] == "direct")
 
         // Ten concurrent first requests for another pair: one chat, one 201.
         let answers = try await withThrowingTaskGroup(of: (Int, Int64).self) { group in
