@@ -47,20 +47,20 @@ final class RealtimeServer: Sendable {
     let chats = FakeChatAccess()
     var port: Int { running.port }
 
-    private init(dir: TempDir, running: RunningServer) {
+    private init(dir: TempDir, running: RunningServer, fakeChats: Bool) {
         self.dir = dir
         self.running = running
-        running.context.services.register((any ChatAccess).self, chats as any ChatAccess)
+        if fakeChats { running.context.services.register((any ChatAccess).self, chats as any ChatAccess) }
     }
 
-    static func start(_ extra: [String: String] = [:]) async throws -> RealtimeServer {
+    static func start(_ extra: [String: String] = [:], messaging: Bool = false) async throws -> RealtimeServer {
         let dir = TempDir()
         let (code, io) = await sgem(dir, ["migrate"])
         guard code == 0 else { throw TestFailure("migrate failed: \(io.errors)") }
         let (seeded, seedIO) = await sgem(dir, ["admin", "create-user", "--username", "boss", "--email", "boss@example.com",
                                                 "--role", "admin", "--password-stdin"], input: [adminPassword])
         guard seeded == 0 else { throw TestFailure("seeding the admin failed: \(seedIO.errors)") }
-        return try await start(on: dir, extra)
+        return try await start(on: dir, extra, messaging: messaging)
     }
 
     /// Runs `body` with a fresh server and stops it before returning, whatever `body` does.
@@ -76,11 +76,11 @@ final class RealtimeServer: Sendable {
     }
 
     /// A server on the existing data directory `dir` (a restart).
-    static func start(on dir: TempDir, _ extra: [String: String] = [:]) async throws -> RealtimeServer {
-        // Without messaging: the fake `ChatAccess` stands in for it.
+    /// With `messaging` the real module serves chats; without, the fake `ChatAccess` stands in.
+    static func start(on dir: TempDir, _ extra: [String: String] = [:], messaging: Bool = false) async throws -> RealtimeServer {
         let running = try await RunningServer.start(configuration: Configuration(overrides: testSettings(dir, extra)),
-                                                    excluding: ["messaging"])
-        return RealtimeServer(dir: dir, running: running)
+                                                    excluding: messaging ? [] : ["messaging"])
+        return RealtimeServer(dir: dir, running: running, fakeChats: !messaging)
     }
 
     /// Stops the server; `keeping` leaves the data directory for a restart.

@@ -1,0 +1,93 @@
+import SGEMCore
+import SGEMSupport
+import SGEMTestSupport
+import Testing
+
+/// The realtime stream with the real messaging module behind it: what a removed member receives,
+/// live and on replay, and what the other paths (history, search) give them.
+@Suite("Realtime with messaging")
+struct RealtimeMessagingTests {
+    @Test("a removed member gets member.removed and nothing of the chat after it, live or replayed")
+    func removedMemberIsCutOffEverywhere() async throws {
+        let s = try await RealtimeServer.start(messaging: true)
+        do {
+            let boss = try await s.login()
+            let ana = try await s.createUser("ana", as: boss)
+            let bob = try await s.createUser("bob", as: boss)
+            let anaStream = try await s.stream(ana)
+            let bobStream = try await s.stream(bob)
+
+            let created = try await s.call("POST", "/api/v1/chats", token: boss.token, json: [
+                "name": "Launch", "memberIds": [.number(Double(ana.userID)), .number(Double(bob.userID))],
+            ])
+            #expect(created.status == 201, "\(created.text)")
+            let chatID = Int64(try #require(try created.json()["id"]?.numberValue))
+            #expect(try await anaStream.event()["type"] == "chat.created")
+            #expect(try await bobStream.event()["type"] == "chat.created")
+
+            let first = try await s.call("POST", "/api/v1/chats/\(chatID)/messages", token: boss.token, json: ["body": "before the change"])
+            #expect(first.status == 201)
+            for stream in [anaStream, bobStream] {
+                let e = try await stream.event()
+                #expect(e["type"] == "message.created")
+                #expect(e["data"]?["message"]?["body"] == "before the change")
+            }
+
+            let removed = try await s.call("DELETE", "/api/v1/chats/\(chatID)/members/\(bob.userID)", token: boss.token)
+            #expect(removed.status == 204)
+            let removal = try await bobStream.event()
+            #expect(removal["type"] == "member.removed")
+            #expect(removal["data"]?["userId"]?.numberValue == Double(bob.userID))
+            #expect(try await anaStream.event()["type"] == "member.removed")
+
+            let second = try await s.call("POST", "/api/v1/chats/\(chatID)/messages", token: boss.token, json: ["body": "after the change"])
+            #expect(second.status == 201)
+            // A company notice reaches everyone: a marker after which bob must have seen nothing else.
+            let notice = try await s.call("POST", "/api/v1/admin/notices", token: boss.token, json: ["title": "Marker", "body": ""])
+            #expect(notice.status == 201, "\(notice.text)")
+            let anaNext = try await anaStream.event()
+            #expect(anaNext["type"] == "message.created")
+            #expect(anaNext["data"]?["message"]?["body"] == "after the change")
+            #expect(try await anaStream.event()["type"] == "notice.created")
+            #expect(try await bobStream.event()["type"] == "notice.created", "nothing of the chat reaches bob after his removal")
+
+            // Replay from the start checks membership as it is now: bob gets his own events, not the chat's messages.
+            anaStream.close()
+            bobStream.close()
+            let replay = try await s.stream(bob, since: 0)
+            var types: [String] = []
+            while types.last != "notice.created" { types.append(try await replay.event()["type"]?.stringValue ?? "?") }
+            #expect(types == ["chat.created", "member.removed", "notice.created"])
+            replay.close()
+
+            // The other paths to the chat are closed too.
+            #expect(try await s.call("GET", "/api/v1/chats/\(chatID)/messages", token: bob.token).status == 404)
+            let found = try await s.call("GET", "/api/v1/search/messages?q=change", token: bob.token)
+            #expect(found.status == 200)
+            #expect(try found.json()["items"]?.arrayValue?.isEmpty == true)
+            let anaFound = try await s.call("GET", "/api/v1/search/messages?q=change", token: ana.token)
+            #expect(try anaFound.json()["items"]?.arrayValue?.count == 2)
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test("a deactivated member's stream closes at once")
+    func deactivationClosesTheStream() async throws {
+        let s = try await RealtimeServer.start(messaging: true)
+        do {
+            let boss = try await s.login()
+            let ana = try await s.createUser("ana", as: boss)
+            let stream = try await s.stream(ana)
+            let r = try await s.call("PATCH", "/api/v1/admin/users/\(ana.userID)", token: boss.token, json: ["active": false])
+            #expect(r.status == 200)
+            #expect(try await stream.waitForClose() == 1008)
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+}
