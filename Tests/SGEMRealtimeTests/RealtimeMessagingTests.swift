@@ -9,8 +9,7 @@ import Testing
 struct RealtimeMessagingTests {
     @Test("a removed member gets member.removed and nothing of the chat after it, live or replayed")
     func removedMemberIsCutOffEverywhere() async throws {
-        let s = try await RealtimeServer.start(messaging: true)
-        do {
+        try await RealtimeServer.with(messaging: true) { s in
             let boss = try await s.login()
             let ana = try await s.createUser("ana", as: boss)
             let bob = try await s.createUser("bob", as: boss)
@@ -67,27 +66,18 @@ struct RealtimeMessagingTests {
             #expect(try found.json()["items"]?.arrayValue?.isEmpty == true)
             let anaFound = try await s.call("GET", "/api/v1/search/messages?q=change", token: ana.token)
             #expect(try anaFound.json()["items"]?.arrayValue?.count == 2)
-        } catch {
-            await s.stop()
-            throw error
         }
-        await s.stop()
     }
 
     @Test("a deactivated member's stream closes at once")
     func deactivationClosesTheStream() async throws {
-        let s = try await RealtimeServer.start(messaging: true)
-        do {
+        try await RealtimeServer.with(messaging: true) { s in
             let boss = try await s.login()
             let ana = try await s.createUser("ana", as: boss)
             let stream = try await s.stream(ana)
             let r = try await s.call("PATCH", "/api/v1/admin/users/\(ana.userID)", token: boss.token, json: ["active": false])
             #expect(r.status == 200)
             #expect(try await stream.waitForClose() == 1008)
-        } catch {
-            await s.stop()
-            throw error
         }
-        await s.stop()
     }
 }

@@ -64,8 +64,9 @@ final class RealtimeServer: Sendable {
     }
 
     /// Runs `body` with a fresh server and stops it before returning, whatever `body` does.
-    static func with(_ extra: [String: String] = [:], _ body: (RealtimeServer) async throws -> Void) async throws {
-        let s = try await start(extra)
+    static func with(_ extra: [String: String] = [:], messaging: Bool = false,
+                     _ body: (RealtimeServer) async throws -> Void) async throws {
+        let s = try await start(extra, messaging: messaging)
         do {
             try await body(s)
         } catch {
