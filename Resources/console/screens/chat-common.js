@@ -87,7 +87,7 @@ export function bodyNodes(body, me) {
       const name = match[3].replace(/[.\-_]+$/, "");
       if (start > last) out.push(source.slice(last, start));
       const mine = name.toLowerCase() === String(me.username).toLowerCase();
-      out.push(mine ? h("mark.mention.me", {}, "@" + name) : h("span.mention", {}, "@" + name));
+      out.push(mine ? h("mark.mention-me", {}, "@" + name) : h("span.mention", {}, "@" + name));
       last = start + 1 + name.length;
     }
   }

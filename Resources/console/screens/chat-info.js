@@ -95,12 +95,12 @@ export async function render(root, ctx) {
 
   function addMemberForm() {
     const inGroup = new Set((chat.members ?? []).map((m) => m.userId));
-    const select = h("select", { id: "info-add-user" }, h("option", { value: "" }, t("chat.choosePerson")));
+    const select = h("select", { id: "info-add-user", "aria-label": t("chat.choosePerson") }, h("option", { value: "" }, t("chat.choosePerson")));
     who.all().then((everyone) => {
       for (const u of everyone) if (!inGroup.has(u.id) && u.active !== false) select.append(h("option", { value: u.id }, u.displayName || u.username));
     });
     const add = h("button", { type: "submit", id: "info-add" }, t("chat.addMember"));
-    const form = h("form.toolbar", { id: "info-add-form" }, h("label.sr-only", { for: "info-add-user" }, t("chat.choosePerson")), select, add);
+    const form = h("form.toolbar", { id: "info-add-form" }, select, add);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const userId = Number(select.value);

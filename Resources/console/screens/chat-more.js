@@ -101,9 +101,9 @@ async function renderContacts(root, ctx) {
   const list = h("ul.members", { id: "contacts-list", "aria-busy": "true" });
   const status = notice();
   status.id = "contacts-status";
-  const select = h("select", { id: "contacts-add-user" });
+  const select = h("select", { id: "contacts-add-user", "aria-label": t("chat.choosePerson") });
   const add = h("button", { type: "submit", id: "contacts-add" }, t("chat.addContact"));
-  const form = h("form.toolbar", { id: "contacts-add-form" }, h("label.sr-only", { for: "contacts-add-user" }, t("chat.choosePerson")), select, add);
+  const form = h("form.toolbar", { id: "contacts-add-form" }, select, add);
   root.append(h("div.page-head", {}, h("h1", {}, t("chat.title"))), chatTabs("contacts"), h("h2", {}, t("chat.contacts")), form, status, list);
 
   async function load() {
