@@ -366,6 +366,8 @@ async function chooseLanguage(code) {
 
 async function logout() {
   try { await post("/auth/logout"); } catch { /* the session is forgotten here either way */ }
+  // Unsent chat messages belong to this person: the next one to log in here must not send them.
+  try { (await import("./screens/chat-common.js")).pending.forgetAll(); } catch { /* no chat screens */ }
   setCsrfToken(null);
   state.me = null;
   state.unread = 0;

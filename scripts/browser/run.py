@@ -1267,6 +1267,41 @@ def a_message_body_with_html_stays_inert_text(ctx):
 
 
 @test
+def notices_and_messages_arrive_live_with_browser_notifications(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = bob_api.call("PATCH", "/me", {"notificationsEnabled": True})
+    assert status == 200, status
+    chat = direct_chat(eve_api, bob_api)
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    screen(bob, "home")
+    wait_for(bob, realtime_open)
+    # The browser's permission is granted; the page's Notification records what it is asked to show.
+    bob.execute_script("""
+        window.__shown = [];
+        window.Notification = class {
+            static get permission() { return 'granted'; }
+            static requestPermission() { return Promise.resolve('granted'); }
+            constructor(title, options) { window.__shown.push([title, options.body]); }
+            addEventListener() {}
+            close() {}
+        };""")
+    status, _ = admin_api.call("POST", "/admin/notices", {"title": "Office closed on Friday", "body": "Heating repairs."})
+    assert status == 201, status
+    # Home lists it and the navigation badges it, without a reload.
+    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-unread"))
+    wait_for(bob, lambda d: "Office closed on Friday" in d.find_element(By.ID, "home-notices").text)
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Coffee @bob?", "clientId": "n1"})
+    wait_for(bob, lambda d: len(d.execute_script("return window.__shown")) == 2)
+    shown = bob.execute_script("return window.__shown")
+    assert shown == [["New notice", "Office closed on Friday"], ["Eve Employee mentioned you", "Coffee @bob?"]], shown
+    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-chat-unread"))
+    no_script_errors(bob)
+
+
+@test
 def chat_screens_pass_an_automated_accessibility_check(ctx):
     server = ctx["server"]
     eve_api, bob_api = two_employees(server)

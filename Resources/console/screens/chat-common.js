@@ -147,11 +147,18 @@ export function newClientId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const pendingKey = (chatId) => `sgem.pending.${chatId}`;
+const pendingPrefix = "sgem.pending.";
+const pendingKey = (box) => pendingPrefix + box;
 
-/// Messages written but not yet acknowledged, per chat, kept in this browser so a reload in the
-/// middle sends them again (with the same client id) instead of losing them.
+/// Messages written but not yet acknowledged, per person and chat ("userId.chatId"), kept in this
+/// browser so a reload in the middle sends them again (with the same client id) instead of
+/// losing them. Logging out forgets them all.
 export const pending = {
+  forgetAll() {
+    try {
+      for (const key of Object.keys(localStorage)) if (key.startsWith(pendingPrefix)) localStorage.removeItem(key);
+    } catch { /* nothing stored */ }
+  },
   list(chatId) {
     try { return JSON.parse(localStorage.getItem(pendingKey(chatId)) || "[]").filter((p) => p && p.clientId && typeof p.body === "string"); } catch { return []; }
   },

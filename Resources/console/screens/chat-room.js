@@ -35,6 +35,7 @@ export async function render(root, ctx) {
   }
   if (!ctx.alive()) return null;
   const me = ctx.me;
+  const box = `${me.id}.${chatId}`;   // this person's unsent messages in this chat
 
   const messages = new Map();       // id → message
   const outbox = [];                // {clientId, body, state: "sending"|"failed", error}
@@ -126,7 +127,7 @@ export async function render(root, ctx) {
     const retry = h("button.link", { type: "button", dataset: { action: "retry" } }, t("chat.retry"));
     const discard = h("button.link.danger", { type: "button", dataset: { action: "discard" } }, t("chat.discard"));
     retry.addEventListener("click", () => { item.state = "sending"; item.error = null; draw(); deliverLater(item); });
-    discard.addEventListener("click", () => { pending.remove(chatId, item.clientId); outbox.splice(outbox.indexOf(item), 1); draw(); });
+    discard.addEventListener("click", () => { pending.remove(box, item.clientId); outbox.splice(outbox.indexOf(item), 1); draw(); });
     return h("li.msg.mine.pending" + (item.state === "failed" ? ".failed" : ""), { dataset: { clientId: item.clientId } },
       h("div.bubble", {}, h("p.msg-body", {}, ...bodyNodes(item.body, me)),
         h("p.msg-meta", {}, item.state === "failed" ? (item.error || t("chat.notSent")) : t("chat.sending"))),
@@ -211,7 +212,7 @@ export async function render(root, ctx) {
       if (!ctx.alive() || !outbox.includes(item)) return;
       try {
         const message = await post(`/chats/${chatId}/messages`, { body: item.body, clientId: item.clientId });
-        pending.remove(chatId, item.clientId);
+        pending.remove(box, item.clientId);
         outbox.splice(outbox.indexOf(item), 1);
         upsert(message);
         draw({ keep: "bottom" });
@@ -223,7 +224,7 @@ export async function render(root, ctx) {
           item.state = "failed";
           item.error = transient ? t("chat.notSent") : errorText(error);
           // Refused for good (not a member any more, too long): nothing to send again later.
-          if (!transient) pending.remove(chatId, item.clientId);
+          if (!transient) pending.remove(box, item.clientId);
           draw();
           return;
         }
@@ -235,7 +236,7 @@ export async function render(root, ctx) {
 
   function write(body) {
     const item = { clientId: newClientId(), body, state: "sending", error: null };
-    pending.add(chatId, { clientId: item.clientId, body });
+    pending.add(box, { clientId: item.clientId, body });
     outbox.push(item);
     draw({ keep: "bottom" });
     deliverLater(item);
@@ -375,7 +376,7 @@ export async function render(root, ctx) {
   drawHead();
   draw({ keep: "bottom" });
   // Messages this browser wrote but the server had not acknowledged when the page went away.
-  for (const saved of pending.list(chatId)) {
+  for (const saved of pending.list(box)) {
     const item = { clientId: saved.clientId, body: saved.body, state: "sending", error: null };
     outbox.push(item);
     deliverLater(item);
