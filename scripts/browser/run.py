@@ -1302,6 +1302,41 @@ def notices_and_messages_arrive_live_with_browser_notifications(ctx):
 
 
 @test
+def history_loads_upward_and_a_public_group_is_joined_then_left_by_removal(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    status, group = eve_api.call("POST", "/chats", {"name": "Announcements", "description": "Company-wide", "public": True, "memberIds": []})
+    assert status == 201, (status, group)
+    for n in range(1, 66):
+        status, _ = eve_api.call("POST", f"/chats/{group['id']}/messages", {"body": f"note {n}", "clientId": f"h{n}"})
+        assert status == 201, status
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    # Bob finds the public group and joins it.
+    bob.get(server.url + "/#/chat?view=public")
+    screen(bob, "chat")
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, f'#public-list [data-chat-id="{group["id"]}"] [data-action="join"]')).click()
+    wait_for(bob, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Announcements")
+    # The latest 50 first, at the bottom; scrolling to the top brings the older ones above.
+    wait_for(bob, lambda d: len(messages_text(d)) == 50)
+    assert messages_text(bob)[0] == "note 16" and messages_text(bob)[-1] == "note 65"
+    assert bob.execute_script("const s = document.getElementById('chat-scroll'); return s.scrollHeight - s.scrollTop - s.clientHeight") < 80
+    bob.execute_script("document.getElementById('chat-scroll').scrollTop = 0")
+    wait_for(bob, lambda d: len(messages_text(d)) == 65)
+    assert messages_text(bob) == [f"note {n}" for n in range(1, 66)]
+    # Where the reader was stays on screen: the view did not jump to the new top.
+    assert bob.execute_script("return document.getElementById('chat-scroll').scrollTop") > 0
+    assert not bob.find_element(By.ID, "chat-older").is_displayed()
+    wait_for(bob, realtime_open)
+    # Eve removes Bob: his open chat says so at once and stops taking messages.
+    status, _ = eve_api.call("DELETE", f"/chats/{group['id']}/members/{bob_api.user['id']}")
+    assert status == 204, status
+    wait_for(bob, lambda d: d.find_element(By.ID, "chat-status").text == "You are no longer a member of this chat.")
+    assert not bob.find_element(By.ID, "chat-input").is_enabled()
+    no_script_errors(bob)
+
+
+@test
 def chat_screens_pass_an_automated_accessibility_check(ctx):
     server = ctx["server"]
     eve_api, bob_api = two_employees(server)
@@ -1327,6 +1362,7 @@ def chat_screens_pass_an_automated_accessibility_check(ctx):
         screen(d, "chat")
         wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, ready))
         problems += axe_problems(d, where)
+        shot(d, ctx, "chat-" + where.replace(" ", "-"))
     d.set_window_size(375, 740)
     d.get(server.url + f"/#/chat?id={group['id']}")
     wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#chat-messages .msg"))
