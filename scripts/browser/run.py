@@ -1327,6 +1327,15 @@ def history_loads_upward_and_a_public_group_is_joined_then_left_by_removal(ctx):
     # Where the reader was stays on screen: the view did not jump to the new top.
     assert bob.execute_script("return document.getElementById('chat-scroll').scrollTop") > 0
     assert not bob.find_element(By.ID, "chat-older").is_displayed()
+    # A search result far back in the history opens the chat on that message.
+    bob.get(server.url + "/#/chat?view=search&q=note%203")
+    result = wait_for(bob, lambda d: next((r for r in d.find_elements(By.CSS_SELECTOR, "#search-results .result")
+                                            if r.find_element(By.CSS_SELECTOR, ".snippet").text == "note 3"), None))
+    result.find_element(By.CSS_SELECTOR, ".result-head a").click()
+    found = wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, "#chat-messages .msg.found"))
+    assert found.find_element(By.CSS_SELECTOR, ".msg-body").text == "note 3"
+    assert bob.execute_script("""const r = arguments[0].getBoundingClientRect(), s = document.getElementById('chat-scroll').getBoundingClientRect();
+        return r.top >= s.top && r.bottom <= s.bottom""", found)
     wait_for(bob, realtime_open)
     # Eve removes Bob: his open chat says so at once and stops taking messages.
     status, _ = eve_api.call("DELETE", f"/chats/{group['id']}/members/{bob_api.user['id']}")

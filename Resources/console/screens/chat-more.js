@@ -175,7 +175,7 @@ async function renderSearch(root, ctx, { searchForm }) {
     const m = r.message ?? {};
     return h("li.result", { dataset: { messageId: m.id } },
       h("p.result-head", {},
-        h("a", { href: `#/chat?id=${encodeURIComponent(r.chatId ?? m.chatId)}` }, where), " · ",
+        h("a", { href: `#/chat?id=${encodeURIComponent(r.chatId ?? m.chatId)}&at=${encodeURIComponent(m.id)}` }, where), " · ",
         h("span", {}, m.senderId === ctx.me.id ? t("chat.you") : who.name(m.senderId)), " · ",
         m.createdAt ? h("time", { datetime: m.createdAt }, shortTime(m.createdAt)) : null),
       h("p.snippet", {}, ...snippetNodes(r.snippet ?? m.body ?? "")));

@@ -14,6 +14,7 @@ const pageSize = 50;
 const nearTopPx = 120;
 const nearBottomPx = 80;
 const retryDelaysMs = [1_000, 2_000, 4_000, 8_000, 15_000];
+const maxRevealPages = 20;       // how far back a search result is looked for
 
 export async function render(root, ctx) {
   const chatId = Number(ctx.params.get("id"));
@@ -45,6 +46,7 @@ export async function render(root, ctx) {
   let confirming = null;            // id of the message whose deletion is being confirmed
   let lastReadSent = 0;
   let gone = null;                  // why the chat can no longer be used
+  let revealed = null;              // the message a search result pointed at
   for (const m of first.items ?? []) messages.set(m.id, m);
 
   const title = h("h1.chat-title", { id: "chat-title" });
@@ -114,7 +116,7 @@ export async function render(root, ctx) {
     if (m.deleted) body = h("p.msg-body.deleted", {}, t("chat.deletedMessage"));
     else if (editing && editing.id === m.id) body = editing.form;
     else body = h("p.msg-body", {}, ...bodyNodes(m.body, me));
-    return h(cls, { dataset: { messageId: m.id }, id: `msg-${m.id}` },
+    return h(cls + (m.id === revealed ? ".found" : ""), { dataset: { messageId: m.id }, id: `msg-${m.id}` },
       showSender ? h("p.msg-sender", {}, who.name(m.senderId)) : null,
       h("div.bubble", {}, body,
         h("p.msg-meta", {},
@@ -281,6 +283,15 @@ export async function render(root, ctx) {
     }
   }
 
+  async function reveal(id) {
+    for (let pages = 0; !messages.has(id) && hasOlder && pages < maxRevealPages && ctx.alive(); pages++) await loadOlder();
+    const found = log.querySelector(`#msg-${id}`);
+    if (!found) return;
+    revealed = id;
+    found.classList.add("found");
+    found.scrollIntoView({ block: "center" });
+  }
+
   function close(reason) {
     gone = reason;
     status.set("bad", t(reason));
@@ -384,5 +395,8 @@ export async function render(root, ctx) {
   if (outbox.length) draw({ keep: "bottom" });
   markRead();
   input.focus();
+  // Opened from a search result (&at=M): bring that message into view.
+  const at = Number(ctx.params.get("at"));
+  if (Number.isInteger(at) && at > 0) reveal(at);
   return () => { off.forEach((f) => f()); document.removeEventListener("visibilitychange", onVisible); };
 }
