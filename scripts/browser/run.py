@@ -1346,6 +1346,24 @@ def history_loads_upward_and_a_public_group_is_joined_then_left_by_removal(ctx):
 
 
 @test
+def a_deactivated_account_is_taken_to_the_login_screen_by_its_stream(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    bob.get(server.url + "/#/chat")
+    screen(bob, "chat")
+    wait_for(bob, realtime_open)
+    status, _ = admin_api.call("PATCH", f"/admin/users/{bob_api.user['id']}", {"active": False})
+    assert status == 200, status
+    # The server closes the socket; the reconnects are refused; the console finds out why.
+    wait_for(bob, lambda d: d.find_elements(By.ID, "login-form"), timeout=20)
+    assert "session has ended" in bob.find_element(By.CSS_SELECTOR, "#main").text
+    assert not realtime_open(bob)
+
+
+@test
 def chat_screens_pass_an_automated_accessibility_check(ctx):
     server = ctx["server"]
     eve_api, bob_api = two_employees(server)
