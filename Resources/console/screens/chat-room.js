@@ -59,9 +59,10 @@ export async function render(root, ctx) {
   const announce = h("p.sr-only", { id: "chat-announce", "aria-live": "polite" });
   const status = notice();
   status.id = "chat-status";
-  const input = h("textarea", { id: "chat-input", rows: 2, maxlength: maxBody, placeholder: t("chat.write"), "aria-label": t("chat.message") });
+  const input = h("textarea", { id: "chat-input", rows: 2, maxlength: maxBody, placeholder: t("chat.write"), "aria-label": t("chat.message"),
+    "aria-describedby": "chat-keys", title: t("chat.keysHint") });
   const send = h("button", { type: "submit", id: "chat-send" }, t("chat.send"));
-  const composer = h("form.composer", { id: "chat-composer" }, input, send);
+  const composer = h("form.composer", { id: "chat-composer" }, input, send, h("span.sr-only", { id: "chat-keys" }, t("chat.keysHint")));
   root.append(h("section.chat-room", { "aria-labelledby": "chat-title" }, back, head, scroller, announce, status, composer));
 
   function drawHead() {
