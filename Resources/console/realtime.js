@@ -14,6 +14,7 @@ const wakeGapMs = 30_000;
 const probeAfterFailures = 3;    // then ask /me whether the session itself has ended
 const pingEveryMs = 25_000;      // browsers cannot send ping frames: a text {"type":"ping"} it is
 const silentLimitMs = 10_000;    // no answer that long after a ping: the connection is dead
+const stableAfterMs = 5_000;     // a socket closed sooner than this counts as a failed attempt
 
 const listeners = new Map();     // type → Set of functions; "*" hears everything
 const statusListeners = new Set();
@@ -28,6 +29,7 @@ let lastTick = Date.now();
 let online = false;
 let pingTimer = null;
 let lastHeard = 0;
+let openedAt = 0;
 let shownOffline = false;
 
 function emit(type, event) {
@@ -78,8 +80,7 @@ function connect() {
   socket = ws;
   ws.addEventListener("open", () => {
     if (socket !== ws) return;
-    failures = 0;
-    lastHeard = Date.now();
+    openedAt = lastHeard = Date.now();
     goOnline();
     // Without a since there is no telling what happened before: screens reload.
     if (!resuming) emit("resync", { type: "resync" });
@@ -105,8 +106,11 @@ function connect() {
     if (socket !== ws) return;
     socket = null;
     goOffline();
+    // A server that keeps accepting and closing at once is backed off from like one refusing.
+    if (openedAt && Date.now() - openedAt >= stableAfterMs) failures = 0;
+    openedAt = 0;
     failures += 1;
-    if (failures === probeAfterFailures) {
+    if (failures % probeAfterFailures === 0) {
       // A refused upgrade looks like any other drop; /me tells an ended session apart (its
       // 401 takes the shell to the login screen, which stops this client).
       get("/me", { quiet401: false }).catch(() => {});
