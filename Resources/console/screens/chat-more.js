@@ -65,7 +65,7 @@ async function renderPublic(root, ctx) {
     }
     if (!ctx.alive()) return;
     list.replaceChildren(...(items ?? []).map((chat) => {
-      const member = (chat.members ?? []).some((m) => m.userId === ctx.me.id);
+      const member = typeof chat.member === "boolean" ? chat.member : (chat.members ?? []).some((m) => m.userId === ctx.me.id);
       const open = member
         ? h("a.button.secondary", { href: `#/chat?id=${encodeURIComponent(chat.id)}`, dataset: { action: "open" } }, t("chat.open"))
         : h("button", { type: "button", dataset: { action: "join" }, "aria-label": t("chat.joinNamed", { name: chat.name }) }, t("chat.join"));
