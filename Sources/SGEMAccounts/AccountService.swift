@@ -24,12 +24,16 @@ final class AccountService: Sendable {
     let repository: AccountsRepository
     let hasher: PasswordHasher
     let sessions: SessionManager
+    /// Where ended sessions and deactivations are announced after their commit (realtime closes
+    /// the sockets they held); nil in admin verbs, which run in another process.
+    let events: EventBus?
 
-    init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager) {
+    init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager, events: EventBus? = nil) {
         self.store = store
         self.repository = repository
         self.hasher = hasher
         self.sessions = sessions
+        self.events = events
     }
 
     // MARK: Reading
@@ -156,6 +160,7 @@ final class AccountService: Sendable {
             if let sessionID = user.sessionID { try repository.deleteSession(db, id: sessionID) }
             try AccountService.audit(repository, db, "logout", actor: actor, targetID: user.id, login: user.username, detail: nil)
         }
+        if let sessionID = user.sessionID { await events?.publish(SessionsRevoked(userID: user.id, scope: .only(sessionID))) }
     }
 
     /// Removes every session expired at `now`; returns how many.
@@ -175,6 +180,7 @@ final class AccountService: Sendable {
             try repository.deleteSessions(db, userID: userID, except: keepSession)
             try AccountService.audit(repository, db, event, actor: actor, targetID: userID, login: nil, detail: nil)
         }
+        await events?.publish(SessionsRevoked(userID: userID, scope: keepSession.map { .allBut($0) } ?? .all))
     }
 
     /// Applies profile changes and, for admins, role and active changes. Never leaves the company
@@ -183,7 +189,7 @@ final class AccountService: Sendable {
     func update(userID: Int64, changes: [ColumnChange], role: UserRole? = nil, active: Bool? = nil, actor: Actor) async throws -> UserRecord {
         let repository = self.repository
         do {
-            return try await store.write { db in
+            let updated = try await store.write { db in
                 guard let current = try repository.userState(db, id: userID) else { throw APIError.notFound("no such user") }
                 let wasAdmin = current.role == .admin && current.active
                 let newRole = role ?? current.role
@@ -214,6 +220,8 @@ final class AccountService: Sendable {
                 }
                 return try AccountService.load(repository, db, userID)
             }
+            if active == false { await events?.publish(AccountDeactivated(userID: userID)) }
+            return updated
         } catch let error as StoreError where error.isUniqueViolation {
             throw AccountService.emailTaken
         }

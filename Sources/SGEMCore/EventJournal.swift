@@ -68,6 +68,12 @@ public protocol EventJournal: Sendable {
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent]
     /// The id of the newest recorded event; 0 when none was ever recorded.
     func lastEventID() async throws -> Int64
+    /// The newest id that retention removed (0 when none was): a reader whose cursor is below
+    /// it missed events it can no longer get and must resynchronise.
+    func horizon() async throws -> Int64
+    /// Removes the events recorded before `time` (retention); returns how many.
+    @discardableResult
+    func removeEvents(recordedBefore time: Timestamp) async throws -> Int
     /// Tells the tail that a write which appended events has committed.
     func didCommit()
     /// Wake-ups after `didCommit()`, coalesced: several commits while the reader is busy come

@@ -224,7 +224,12 @@ final class Connection: @unchecked Sendable {
             case .lingering:
                 if peerClosed { close() }
                 return
-            case .handling, .closing, .upgraded, .closed:
+            case .upgraded:
+                // A WebSocket peer that went away without a close frame (a closed tab, a
+                // dropped network): nothing more will come, so end it now, not at the ping timeout.
+                if peerClosed { close() }
+                return
+            case .handling, .closing, .closed:
                 return
             }
         }

@@ -26,6 +26,10 @@ public final class WebSocket: Sendable {
         return core.sendData(frame)
     }
 
+    /// Sends a message encoded once for many sockets (a broadcast); see `send(_:)`.
+    @discardableResult
+    public func send(_ prepared: PreparedMessage) -> Bool { core.sendData(prepared.frame) }
+
     /// Sends a text message; see `send(_:)`.
     @discardableResult
     public func send(text: String) -> Bool { send(.text(text)) }
@@ -42,6 +46,17 @@ public final class WebSocket: Sendable {
     /// The close code received from the peer or sent to it; 1005 for a close without a code,
     /// 1006 when the connection went away without a close frame.
     public var closeCode: UInt16? { core.closeCode }
+}
+
+/// A text message framed once and sent to any number of sockets: a server's frames are never
+/// masked, so the bytes are the same for every peer (and shared, not copied, until written).
+public struct PreparedMessage: Sendable {
+    let frame: [UInt8]
+
+    public init(text: String) { frame = WebSocketFrame.encode(.text, payload: text.utf8) }
+
+    /// Bytes on the wire, frame header included.
+    public var byteCount: Int { frame.count }
 }
 
 /// State shared by the loop-side session and the handler-side socket.

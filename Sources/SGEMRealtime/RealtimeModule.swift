@@ -9,5 +9,76 @@ public struct RealtimeModule: Module {
     public let id: ModuleID = "realtime"
     public var dependencies: [ModuleID] { ["system", "accounts"] }
 
+    /// How long events are kept for replay; a client further behind gets `{"type":"resync"}`.
+    static let retentionDays = Setting("realtime-retention-days", .int(1...365), default: "7",
+                                       "days the realtime stream keeps events for clients that reconnect with ?since=")
+
+    /// How often open streams' credentials are checked again (sessions ended elsewhere).
+    static let recheckSeconds = Setting("realtime-recheck-seconds", .int(1...3600), default: "30",
+                                        "seconds between checks that each realtime stream's session and account are still valid")
+
     public init() {}
+
+    public var settings: [Setting] { [RealtimeModule.retentionDays, RealtimeModule.recheckSeconds] }
+
+    /// Starts the hub at the journal's newest event and closes sockets when accounts end sessions.
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        guard let journal = context.services.resolve((any EventJournal).self) else {
+            throw RealtimeError(message: "module 'realtime' needs the event journal of module 'system'")
+        }
+        let hub = RealtimeHub(journal: journal, services: context.services, cursor: try await journal.lastEventID(),
+                              limits: RealtimeHub.Limits(recheck: .seconds(context.configuration.int(RealtimeModule.recheckSeconds))), metrics: RealtimeMetrics(context.metrics), logger: context.logger)
+        hub.listen(to: context.events)
+        return RealtimeRuntime(hub: hub, journal: journal, registry: context.services,
+                               retention: .seconds(86_400 * context.configuration.int(RealtimeModule.retentionDays)),
+                               logger: context.logger)
+    }
+}
+
+/// A problem booting the realtime module.
+struct RealtimeError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// The realtime module's route, its tail and its retention job.
+struct RealtimeRuntime: ModuleRuntime {
+    let hub: RealtimeHub
+    let journal: any EventJournal
+    let registry: ServiceRegistry
+    let retention: Duration
+    let logger: Logger
+
+    /// How often retention looks for old events.
+    static let retentionInterval: Duration = .seconds(3600)
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        RealtimeRoutes(hub: hub, journal: journal, services: registry, logger: logger).register(routes)
+    }
+
+    var services: [any ModuleService] {
+        let runtime = self
+        return [
+            HubService(hub: hub),
+            PeriodicJob(name: "realtime.retention", every: RealtimeRuntime.retentionInterval, logger: logger) {
+                try await runtime.removeExpiredEvents(now: .now())
+            },
+        ]
+    }
+
+    /// Removes the events older than the retention window at `now`; returns how many.
+    @discardableResult
+    func removeExpiredEvents(now: Timestamp) async throws -> Int {
+        let cutoff = Timestamp(milliseconds: now.milliseconds - Int64(retention.components.seconds) * 1000)
+        let removed = try await journal.removeEvents(recordedBefore: cutoff)
+        if removed > 0 { logger.info("old realtime events removed", ["events": String(removed)]) }
+        return removed
+    }
+}
+
+/// The hub's tail as a module service.
+struct HubService: ModuleService {
+    let hub: RealtimeHub
+    var name: String { "realtime.hub" }
+    func run() async throws { await hub.run() }
 }

@@ -33,7 +33,7 @@ public struct BenchModule: Module {
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        BenchRuntime(repository: BenchRepository(store: context.store))
+        BenchRuntime(repository: BenchRepository(store: context.store), journal: context.services.resolve((any EventJournal).self))
     }
 }
 
@@ -55,6 +55,10 @@ struct BenchRepository: Sendable {
 
 struct BenchRuntime: ModuleRuntime {
     let repository: BenchRepository
+    let journal: (any EventJournal)?
+
+    /// Most recipients of one benchmark event.
+    static let maxRecipients = 1000
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         let repository = self.repository
@@ -65,6 +69,31 @@ struct BenchRuntime: ModuleRuntime {
             let payload = request.body.isEmpty ? "x" : String(decoding: request.body.prefix(256), as: UTF8.self)
             let id = try await repository.insert(payload)
             return Response(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\"id\":\(id)}".utf8))
+        }
+        if let journal {
+            let store = repository.store
+            // The realtime fan-out benchmark before messaging exists: one `bench.event` for fixed
+            // recipients recorded in its own write, as a message would be, then the hub woken.
+            routes.post("/bench/events", maxBody: 64 * 1024,
+                        doc: RouteDoc(summary: "Benchmark only: record one realtime event for fixed recipients", tags: ["bench"],
+                                      requestSchema: ["type": "object", "properties": ["users": ["type": "array", "items": ["type": "integer"]],
+                                                                                       "data": ["type": "object"]]],
+                                      responses: [ResponseDoc(status: 201, description: "Recorded; the event id",
+                                                              schema: ["type": "object", "properties": ["id": ["type": "integer"]]]),
+                                                  ResponseDoc(status: 422, description: "validation_failed",
+                                                              schema: ["$ref": "#/components/schemas/Error"]),
+                                                  ResponseDoc(status: 400, description: "invalid_json",
+                                                              schema: ["$ref": "#/components/schemas/Error"])])) { request, _ in
+                let body = try JSONBody(request)
+                guard case let .array(items)? = body.fields["users"], items.count <= BenchRuntime.maxRecipients else {
+                    throw APIError.validationFailed(["users": "must be an array of at most \(BenchRuntime.maxRecipients) user ids"])
+                }
+                let users = items.compactMap { $0.numberValue }.map { Int64($0) }
+                let event = RealtimeEvent(type: "bench.event", audience: .users(users), data: body.fields["data"] ?? .object([]))
+                let id = try await store.write { db in try journal.append(event, in: db) }
+                journal.didCommit()
+                return Response(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\"id\":\(id)}".utf8))
+            }
         }
         routes.get("/bench/writes/count", doc: RouteDoc(summary: "Benchmark only: rows stored", tags: ["bench"])) { _, _ in
             .json(["count": .number(Double(try await repository.count()))] as JSONValue)

@@ -50,6 +50,26 @@ struct JournalRepository: Sendable {
         return max(handedOut, stored)
     }
 
+    /// The newest id retention removed: the one before the oldest kept, or every id handed out
+    /// when none is kept; 0 when nothing was ever removed.
+    static func horizon(in db: Database) throws -> Int64 {
+        if let oldest = try db.queryOne("SELECT MIN(id) AS id FROM system_events")?.int64("id") { return oldest - 1 }
+        return try lastID(in: db)
+    }
+
+    /// Removes at most `limit` of the oldest events, and only a prefix of the ids: every id up
+    /// to the newest recorded before `time`, so `horizon` stays exact even when clocks of
+    /// several writers disagree a little. Returns how many went.
+    static func removeEvents(recordedBefore time: Timestamp, limit: Int, in db: Database) throws -> Int {
+        guard let newest = try db.queryOne("SELECT MAX(id) AS id FROM system_events WHERE created_at < ?", time)?.int64("id") else {
+            return 0
+        }
+        try db.execute("""
+            DELETE FROM system_events WHERE id IN (SELECT id FROM system_events WHERE id <= ? ORDER BY id LIMIT ?)
+            """, newest, limit)
+        return db.changes
+    }
+
     /// The audience as stored: its kind, the one id of `user`/`chat`, the comma-separated ids of `users`.
     static func columns(_ audience: EventAudience) -> (String, Int64?, String?) {
         switch audience {

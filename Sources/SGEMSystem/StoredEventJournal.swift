@@ -29,6 +29,22 @@ final class StoredEventJournal: EventJournal {
         try await store().read { db in try JournalRepository.lastID(in: db) }
     }
 
+    func horizon() async throws -> Int64 {
+        try await store().read { db in try JournalRepository.horizon(in: db) }
+    }
+
+    /// Deletes in transactions of `maxBatch * 10` rows, so retention never holds the writer long.
+    func removeEvents(recordedBefore time: Timestamp) async throws -> Int {
+        let store = try await self.store()
+        let chunk = StoredEventJournal.maxBatch * 10
+        var total = 0
+        while true {
+            let removed = try await store.write { db in try JournalRepository.removeEvents(recordedBefore: time, limit: chunk, in: db) }
+            total += removed
+            if removed < chunk { return total }
+        }
+    }
+
     func didCommit() { signal.fire() }
 
     func commits() -> AsyncStream<Void> { signal.stream() }

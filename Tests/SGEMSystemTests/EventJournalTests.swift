@@ -67,6 +67,30 @@ struct EventJournalTests {
         await f.close()
     }
 
+    @Test("retention removes the oldest events as a prefix of the ids, and the horizon says where it stopped")
+    func retentionAndHorizon() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        #expect(try await journal.horizon() == 0)
+        let ids = try await f.store.write { db in try (1...4).map { try journal.append(EventJournalTests.notice($0), in: db) } }
+        let old = Timestamp(milliseconds: 1_000_000)
+        // The first two are a week old; the third too, as a writer with a late clock saw it.
+        try await f.store.write { db in
+            try db.execute("UPDATE system_events SET created_at = ? WHERE id IN (?, ?)", old, ids[0], ids[1])
+        }
+        let cutoff = Timestamp(milliseconds: 2_000_000)
+        #expect(try await journal.removeEvents(recordedBefore: cutoff) == 2)
+        #expect(try await journal.horizon() == ids[1])
+        #expect(try await journal.events(after: 0, limit: 10).map(\.id) == Array(ids[2...]))
+        #expect(try await journal.removeEvents(recordedBefore: cutoff) == 0)
+        try await f.store.write { db in try db.execute("UPDATE system_events SET created_at = ? WHERE id = ?", old, ids[3]) }
+        // A prefix only: the newer event before the old one goes too, so no hole hides behind the horizon.
+        #expect(try await journal.removeEvents(recordedBefore: cutoff) == 2)
+        #expect(try await journal.horizon() == ids[3])
+        #expect(try await journal.lastEventID() == ids[3])
+        await f.close()
+    }
+
     @Test("a read is bounded whatever limit is asked", arguments: [0, -5, 5000])
     func boundedReads(limit: Int) async throws {
         let f = try await SystemFixture()

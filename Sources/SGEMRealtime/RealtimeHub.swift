@@ -1,0 +1,315 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMSupport
+import Synchronization
+
+/// Fans the journal's events out to the connected sockets whose user may see them.
+///
+/// One task (`run`) tails the journal: after each `didCommit()` and on a short timer (writes of
+/// other processes, such as the admin verbs, signal nothing), it reads the events after the last
+/// one it delivered, in batches, and hands each to its readers — encoded once per event. A socket
+/// being replayed (`?since=`) collects live events in a bounded queue until its replay is done,
+/// so the switch-over has neither a gap nor a duplicate. Who may see an event is decided here,
+/// at delivery, with membership as it is now (`ChatAccess`) and the admin list as it is now.
+final class RealtimeHub: Sendable {
+    /// Bounds of one socket's queue of live events held back while its replay runs.
+    struct Limits: Sendable {
+        var pendingEvents = 1024
+        var pendingBytes = 1 << 20
+        /// Events read from the journal at a time.
+        var batch = 500
+        /// The timer that catches writes nobody signalled.
+        var poll: Duration = .seconds(1)
+        /// How often every socket's credentials are checked again, for sessions ended and
+        /// accounts deactivated by another process (the admin verbs), which publish no event here.
+        var recheck: Duration = .seconds(30)
+    }
+
+    /// One connected socket.
+    struct Subscriber: Sendable {
+        let userID: Int64
+        let sessionID: Int64?
+        /// The upgrade request, to authenticate its credentials again (`recheck`).
+        let request: Request
+        let socket: WebSocket
+        /// nil once live; otherwise the events that arrived during the replay, in order.
+        var pending: [(id: Int64, message: PreparedMessage)]?
+        var pendingBytes = 0
+    }
+
+    struct State: Sendable {
+        /// The id of the last event fanned out.
+        var cursor: Int64
+        var nextID = 0
+        var subscribers: [Int: Subscriber] = [:]
+        /// Each connected user's chats as `ChatAccess` last said; absent: to be (re)loaded.
+        var chats: [Int64: Set<Int64>] = [:]
+    }
+
+    let journal: any EventJournal
+    let services: ServiceRegistry
+    let limits: Limits
+    let metrics: RealtimeMetrics
+    let logger: Logger
+    private let state: Mutex<State>
+
+    /// - Parameter cursor: the newest event id at boot; the hub delivers what comes after it.
+    init(journal: any EventJournal, services: ServiceRegistry, cursor: Int64, limits: Limits, metrics: RealtimeMetrics, logger: Logger) {
+        self.journal = journal
+        self.services = services
+        self.limits = limits
+        self.metrics = metrics
+        self.logger = logger
+        state = Mutex(State(cursor: cursor))
+    }
+
+    var chatAccess: (any ChatAccess)? { services.resolve((any ChatAccess).self) }
+    var directory: (any UserDirectory)? { services.resolve((any UserDirectory).self) }
+
+    // MARK: Sockets
+
+    /// Registers `socket` for live events after the hub's cursor, which it returns. With
+    /// `replaying`, those events are held back until `goLive` (the caller replays up to the cursor).
+    func subscribe(_ user: AuthenticatedUser, request: Request, socket: WebSocket, replaying: Bool) -> (id: Int, cursor: Int64) {
+        let (id, cursor) = state.withLock { s in
+            s.nextID += 1
+            // A user's first socket loads their chats afresh.
+            if !s.subscribers.values.contains(where: { $0.userID == user.id }) { s.chats.removeValue(forKey: user.id) }
+            s.subscribers[s.nextID] = Subscriber(userID: user.id, sessionID: user.sessionID, request: request, socket: socket,
+                                                pending: replaying ? [] : nil)
+            return (s.nextID, s.cursor)
+        }
+        metrics.connected.add(1)
+        return (id, cursor)
+    }
+
+    /// Ends the replay of `id`: sends what was held back after `replayedThrough` (the ids up to
+    /// it went out in the replay), then lets live events through. False when the queue had
+    /// overflowed or the socket closed meanwhile.
+    func goLive(_ id: Int, replayedThrough: Int64) -> Bool {
+        state.withLock { s in
+            guard var sub = s.subscribers[id], let pending = sub.pending else { return false }
+            for (eventID, message) in pending where eventID > replayedThrough {
+                guard sub.socket.send(message) else { return false }
+                metrics.delivered.increment()
+            }
+            sub.pending = nil
+            sub.pendingBytes = 0
+            s.subscribers[id] = sub
+            return true
+        }
+    }
+
+    /// Forgets socket `id` when its handler ends (the hub may have dropped it already).
+    func unsubscribe(_ id: Int) {
+        state.withLock { s in
+            if let gone = s.subscribers.removeValue(forKey: id), !s.subscribers.values.contains(where: { $0.userID == gone.userID }) {
+                s.chats.removeValue(forKey: gone.userID)
+            }
+        }
+        metrics.connected.add(-1)
+    }
+
+    /// Closes the sockets of `userID` whose session `matches`, at once.
+    func close(userID: Int64, code: UInt16, reason: String, where matches: (Int64?) -> Bool) {
+        let sockets = state.withLock { s in
+            s.subscribers.values.filter { $0.userID == userID && matches($0.sessionID) }.map(\.socket)
+        }
+        for socket in sockets { socket.close(code: code, reason: reason) }
+    }
+
+    /// Closes every socket of deactivated accounts and revoked sessions as soon as accounts says so.
+    func listen(to bus: EventBus) {
+        bus.subscribe(AccountDeactivated.self) { [weak self] event in
+            self?.close(userID: event.userID, code: 1008, reason: "account deactivated") { _ in true }
+        }
+        bus.subscribe(SessionsRevoked.self) { [weak self] event in
+            self?.close(userID: event.userID, code: 1008, reason: "session ended") { event.scope.contains($0) }
+        }
+    }
+
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Authenticates every socket's upgrade request again and closes (1008) those whose session
+    /// ended or whose account is no longer active; a store that does not answer skips the round.
+    func recheckCredentials() async {
+        guard let authenticator = services.resolve((any SessionAuthenticator).self) else { return }
+        let all = state.withLock { s in s.subscribers.values.map { ($0.request, $0.socket) } }
+        for (request, socket) in all where !socket.isClosed {
+            do {
+                _ = try await authenticator.authenticate(request, allowQueryToken: true)
+            } catch let error as APIError where error.status == 401 || error.status == 403 {
+                socket.close(code: 1008, reason: "session ended")
+            } catch {
+                return
+            }
+        }
+    }
+
+    // MARK: The tail
+
+    /// Tails the journal until cancelled.
+    func run() async {
+        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let commits = journal.commits()
+        let poll = limits.poll
+        let feeders = [
+            Task {
+                for await _ in commits { wake.yield() }
+            },
+            Task {
+                while (try? await Task.sleep(for: poll)) != nil { wake.yield() }
+            },
+            Task { [limits] in
+                while (try? await Task.sleep(for: limits.recheck)) != nil { await self.recheckCredentials() }
+            },
+        ]
+        defer { for f in feeders { f.cancel() } }
+        wake.yield()
+        for await _ in wakeups {
+            if Task.isCancelled { return }
+            do {
+                try await drain()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("realtime tail failed; retrying on the next wake-up", ["error": String(describing: error)])
+            }
+        }
+    }
+
+    /// Delivers every event after the cursor, batch by batch.
+    func drain() async throws {
+        while true {
+            let cursor = state.withLock { $0.cursor }
+            let batch = try await journal.events(after: cursor, limit: limits.batch)
+            guard !batch.isEmpty else { return }
+            var admins: Set<Int64>?
+            for recorded in batch {
+                try Task.checkCancellation()
+                if recorded.event.audience == .admins, admins == nil {
+                    admins = Set(try await directory?.activeAdminIDs() ?? [])
+                }
+                try await deliver(recorded, admins: admins ?? [])
+            }
+            // A short batch was the end of the journal: no second read to learn that.
+            if batch.count < limits.batch { return }
+        }
+    }
+
+    /// Hands one event to every socket whose user may see it now, then moves the cursor past it.
+    func deliver(_ recorded: RecordedEvent, admins: Set<Int64>) async throws {
+        let event = recorded.event
+        invalidateChats(for: recorded)
+        if case .chat = event.audience { try await loadChats() }
+        let message = PreparedMessage(text: RealtimeHub.frame(recorded))
+        let slow: [WebSocket] = state.withLock { s in
+            defer { s.cursor = recorded.id }
+            var slow: [WebSocket] = []
+            for (id, var sub) in s.subscribers {
+                let chats = s.chats[sub.userID] ?? []
+                guard RealtimeHub.may(sub.userID, see: event.audience, isAdmin: admins.contains(sub.userID), chats: chats) else { continue }
+                if var pending = sub.pending {
+                    guard pending.count < limits.pendingEvents, sub.pendingBytes + message.byteCount <= limits.pendingBytes else {
+                        s.subscribers.removeValue(forKey: id)
+                        slow.append(sub.socket)
+                        continue
+                    }
+                    pending.append((recorded.id, message))
+                    sub.pending = pending
+                    sub.pendingBytes += message.byteCount
+                    s.subscribers[id] = sub
+                } else if sub.socket.isClosed {
+                    s.subscribers.removeValue(forKey: id)
+                } else if sub.socket.send(message) {
+                    metrics.delivered.increment()
+                } else {
+                    // The transport refused the frame: its bounded buffer is full, and it has
+                    // dropped the peer (1008).
+                    s.subscribers.removeValue(forKey: id)
+                    metrics.slowClosed.increment()
+                }
+            }
+            return slow
+        }
+        metrics.lag.observe(Double(max(0, Timestamp.now().milliseconds - recorded.at.milliseconds)) / 1000)
+        for socket in slow {
+            metrics.slowClosed.increment()
+            socket.close(code: 1013, reason: "too far behind; reconnect with since")
+        }
+    }
+
+    /// Membership changes make the affected users' chat sets stale; they are reloaded from
+    /// `ChatAccess` before the event itself is judged, so a new member gets `member.added`.
+    private func invalidateChats(for recorded: RecordedEvent) {
+        guard RealtimeHub.membershipEvents.contains(recorded.event.type) else { return }
+        var users: [Int64] = []
+        if let id = recorded.event.data["userId"]?.numberValue { users.append(Int64(id)) }
+        switch recorded.event.audience {
+        case let .user(id): users.append(id)
+        case let .users(ids): users += ids
+        case .chat, .everyone, .admins:
+            state.withLock { $0.chats.removeAll() }
+            return
+        }
+        state.withLock { s in for u in users { s.chats.removeValue(forKey: u) } }
+    }
+
+    /// Loads the chat sets of connected users that have none. A user whose set cannot be read
+    /// gets none of this event (fail closed) and is asked again at the next chat event, so one
+    /// failing lookup never holds up everyone else's stream.
+    private func loadChats() async throws {
+        let missing = state.withLock { s in Set(s.subscribers.values.map(\.userID)).filter { s.chats[$0] == nil } }
+        guard !missing.isEmpty else { return }
+        guard let access = chatAccess else { return }
+        for user in missing {
+            try Task.checkCancellation()
+            let chats: Set<Int64>
+            do {
+                chats = try await access.chatIDs(of: user)
+            } catch {
+                logger.error("chat membership lookup failed", ["user.id": String(user), "error": String(describing: error)])
+                continue
+            }
+            state.withLock { s in
+                if s.subscribers.values.contains(where: { $0.userID == user }) { s.chats[user] = chats }
+            }
+        }
+    }
+
+    static let membershipEvents: Set<String> = ["member.added", "member.removed", "chat.created", "chat.deleted"]
+
+    /// Whether `user` may see an event for `audience` now.
+    static func may(_ user: Int64, see audience: EventAudience, isAdmin: Bool, chats: Set<Int64>) -> Bool {
+        switch audience {
+        case .everyone: true
+        case let .user(id): id == user
+        case .admins: isAdmin
+        case let .chat(id): chats.contains(id)
+        case let .users(ids): ids.contains(user)
+        }
+    }
+
+    /// `{"id":…,"type":…,"data":…}`, the frame's text.
+    static func frame(_ recorded: RecordedEvent) -> String {
+        JSONValue.object([("id", .number(Double(recorded.id))), ("type", .string(recorded.event.type)),
+                          ("data", recorded.event.data)]).serialized()
+    }
+}
+
+/// The realtime module's metrics.
+struct RealtimeMetrics: Sendable {
+    let connected: Gauge
+    let delivered: Counter
+    let slowClosed: Counter
+    /// From an event's recording to its frames handed to the sockets (the hub's share of latency).
+    let lag: Histogram
+
+    init(_ registry: MetricsRegistry) {
+        connected = registry.gauge("sgem_realtime_connected_sockets", help: "Realtime WebSockets connected now.")
+        delivered = registry.counter("sgem_realtime_events_delivered_total", help: "Event frames handed to realtime sockets.")
+        slowClosed = registry.counter("sgem_realtime_slow_closed_total", help: "Realtime sockets closed because they could not keep up.")
+        lag = registry.histogram("sgem_realtime_delivery_lag_seconds",
+                                 help: "Time from an event's recording to its frames handed to the live sockets.")
+    }
+}

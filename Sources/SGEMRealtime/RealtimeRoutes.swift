@@ -1,0 +1,114 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMSupport
+
+/// `GET /api/v1/realtime`: authenticates (cookie with a same-origin upgrade, bearer header or
+/// `?token=`), validates `since`, upgrades, replays what the client missed, then serves live.
+struct RealtimeRoutes: Sendable {
+    let hub: RealtimeHub
+    let journal: any EventJournal
+    let services: ServiceRegistry
+    let logger: Logger
+
+    func register(_ routes: RouteGroup) {
+        let group = routes.group("", middleware: [RequireUser(services: services, allowQueryToken: true), SinceParameter()])
+        let routes = self
+        group.webSocket("/realtime", doc: RealtimeRoutes.doc) { request, context, socket in
+            await routes.serve(request, context: context, socket: socket)
+        }
+    }
+
+    /// One connection, from subscription to close.
+    func serve(_ request: Request, context: RequestContext, socket: WebSocket) async {
+        guard let user = context[CurrentUser.self] else { return }
+        let since = request.query["since"].flatMap { Int64($0) }
+        let (id, cursor) = hub.subscribe(user, request: request, socket: socket, replaying: since != nil)
+        defer { hub.unsubscribe(id) }
+        if let since {
+            do {
+                guard try await replay(since: since, upTo: cursor, for: user, socket: socket),
+                      hub.goLive(id, replayedThrough: max(cursor, since)) else { return }
+            } catch {
+                context.logger.error("realtime replay failed", ["error": String(describing: error)])
+                socket.close(code: 1011, reason: "replay failed; reconnect")
+                return
+            }
+        }
+        for await message in socket.messages {
+            // Browsers cannot send ping frames; a text `{"type":"ping"}` is answered in kind.
+            if case let .text(text) = message, text.utf8.count <= 64,
+               (try? JSONValue.parse(Array(text.utf8)))?["type"]?.stringValue == "ping" {
+                socket.send(text: RealtimeRoutes.pong)
+            }
+        }
+    }
+
+    /// Sends the events after `since` up to `cursor` that `user` may see now, or one resync
+    /// when `since` is behind the retention horizon (or ahead of every id handed out). False
+    /// when the socket closed on the way.
+    func replay(since: Int64, upTo cursor: Int64, for user: AuthenticatedUser, socket: WebSocket) async throws -> Bool {
+        let horizon = try await journal.horizon()
+        let newest = try await journal.lastEventID()
+        if since < horizon || since > max(cursor, newest) {
+            return socket.send(text: RealtimeRoutes.resync)
+        }
+        guard since < cursor else { return true }
+        let chats = try await hub.chatAccess?.chatIDs(of: user.id) ?? []
+        let directoryEntry = try await hub.directory?.user(id: user.id)
+        let isAdmin = directoryEntry?.role == .admin && directoryEntry?.active == true
+        var after = since
+        while after < cursor {
+            let batch = try await journal.events(after: after, limit: hub.limits.batch)
+            guard let last = batch.last else { break }
+            for recorded in batch where recorded.id <= cursor {
+                guard RealtimeHub.may(user.id, see: recorded.event.audience, isAdmin: isAdmin, chats: chats) else { continue }
+                guard socket.send(text: RealtimeHub.frame(recorded)) else { return false }
+                hub.metrics.delivered.increment()
+            }
+            after = last.id
+        }
+        return true
+    }
+
+    static let resync = #"{"type":"resync"}"#
+    static let pong = #"{"type":"pong"}"#
+
+    static let doc = RouteDoc(
+        summary: "The realtime event stream (WebSocket)",
+        description: """
+            Upgrades to a WebSocket. Text frames `{"id", "type", "data"}` carry the events the user may see, in id order. \
+            With `since` the events after that id come first, once, then the live stream; `{"type":"resync"}` when `since` \
+            is older than the retention window. `{"type":"ping"}` is answered with `{"type":"pong"}`. A cookie-authenticated \
+            upgrade needs this server's Origin. A socket that cannot keep up is closed (1008 or 1013); a deactivated account's \
+            or ended session's sockets are closed with 1008; shutdown closes with 1001.
+            """,
+        tags: ["realtime"],
+        query: [QueryDoc("since", "the id of the last event received; replay what came after it",
+                         schema: ["type": "integer", "minimum": 0, "format": "int64"]),
+                QueryDoc("token", "a bearer token, for clients that cannot send headers")],
+        responses: [
+            ResponseDoc(status: 101, description: "Switching Protocols: the stream follows"),
+            errorDoc(400, "bad_request: not a WebSocket upgrade"),
+            errorDoc(401, "unauthenticated or session_expired"),
+            errorDoc(403, "account_inactive, or csrf_failed: a cookie upgrade from a foreign Origin"),
+            errorDoc(422, "validation_failed (since)"),
+            errorDoc(426, "upgrade_required: an unsupported WebSocket version"),
+        ],
+        authenticated: true)
+}
+
+/// 422 unless `?since=` is absent or a non-negative event id.
+struct SinceParameter: Middleware {
+    func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
+        if let since = request.query["since"] {
+            guard since.utf8.count <= 19, since.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), !since.isEmpty, Int64(since) != nil else {
+                throw APIError.validationFailed(["since": "must be the id of an event (a non-negative integer)"])
+            }
+        }
+        return try await next(request, context)
+    }
+}
+
+func errorDoc(_ status: Int, _ description: String) -> ResponseDoc {
+    ResponseDoc(status: status, description: description, schema: ["$ref": "#/components/schemas/Error"])
+}
