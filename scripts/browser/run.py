@@ -1311,6 +1311,12 @@ def notices_and_messages_arrive_live_with_browser_notifications(ctx):
     shown = bob.execute_script("return window.__shown")
     assert shown == [["New notice", "Office closed on Friday"], ["Eve Employee mentioned you", "Coffee @bob?"]], shown
     wait_for(bob, lambda d: d.find_elements(By.ID, "nav-chat-unread"))
+    # The notice board follows too.
+    bob.get(server.url + "/#/notices")
+    screen(bob, "notices")
+    wait_for(bob, lambda d: "Office closed on Friday" in d.find_element(By.ID, "notices-list").text)
+    admin_api.call("POST", "/admin/notices", {"title": "New coffee machine", "body": "Second floor."})
+    wait_for(bob, lambda d: "New coffee machine" in d.find_element(By.ID, "notices-list").text)
     no_script_errors(bob)
 
 
