@@ -1279,20 +1279,9 @@ def a_message_body_with_html_stays_inert_text(ctx):
     no_script_errors(bob)
 
 
-@test
-def notices_and_messages_arrive_live_with_browser_notifications(ctx):
-    server = ctx["server"]
-    eve_api, bob_api = two_employees(server)
-    admin_api = Api(server, "admin", ADMIN_PASSWORD)
-    status, _ = bob_api.call("PATCH", "/me", {"notificationsEnabled": True})
-    assert status == 200, status
-    chat = direct_chat(eve_api, bob_api)
-    bob = ctx["browser"]()
-    login(bob, server, "bob", EMPLOYEE_PASSWORD)
-    screen(bob, "home")
-    wait_for(bob, realtime_open)
-    # The browser's permission is granted; the page's Notification records what it is asked to show.
-    bob.execute_script("""
+def record_notifications(d):
+    """The browser's permission granted; the page's Notification records what it is asked to show."""
+    d.execute_script("""
         window.__shown = [];
         window.Notification = class {
             static get permission() { return 'granted'; }
@@ -1301,22 +1290,59 @@ def notices_and_messages_arrive_live_with_browser_notifications(ctx):
             addEventListener() {}
             close() {}
         };""")
+
+
+def bob_with_notifications_on(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    status, _ = bob_api.call("PATCH", "/me", {"notificationsEnabled": True})
+    assert status == 200, status
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    screen(bob, "home")
+    wait_for(bob, realtime_open)
+    record_notifications(bob)
+    return server, eve_api, bob_api, bob
+
+
+@test
+def notices_arrive_live_with_a_browser_notification(ctx):
+    server, eve_api, bob_api, bob = bob_with_notifications_on(ctx)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
     status, _ = admin_api.call("POST", "/admin/notices", {"title": "Office closed on Friday", "body": "Heating repairs."})
     assert status == 201, status
     # Home lists it and the navigation badges it, without a reload.
     wait_for(bob, lambda d: d.find_elements(By.ID, "nav-unread"))
     wait_for(bob, lambda d: "Office closed on Friday" in d.find_element(By.ID, "home-notices").text)
-    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Coffee @bob?", "clientId": "n1"})
-    wait_for(bob, lambda d: len(d.execute_script("return window.__shown")) == 2)
-    shown = bob.execute_script("return window.__shown")
-    assert shown == [["New notice", "Office closed on Friday"], ["Eve Employee mentioned you", "Coffee @bob?"]], shown
-    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-chat-unread"))
+    wait_for(bob, lambda d: d.execute_script("return window.__shown") == [["New notice", "Office closed on Friday"]])
     # The notice board follows too.
     bob.get(server.url + "/#/notices")
     screen(bob, "notices")
     wait_for(bob, lambda d: "Office closed on Friday" in d.find_element(By.ID, "notices-list").text)
     admin_api.call("POST", "/admin/notices", {"title": "New coffee machine", "body": "Second floor."})
     wait_for(bob, lambda d: "New coffee machine" in d.find_element(By.ID, "notices-list").text)
+    no_script_errors(bob)
+
+
+@test
+def a_new_message_mentioning_me_raises_a_browser_notification(ctx):
+    server, eve_api, bob_api, bob = bob_with_notifications_on(ctx)
+    chat = direct_chat(eve_api, bob_api)
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Coffee @bob?", "clientId": "n1"})
+    wait_for(bob, lambda d: d.execute_script("return window.__shown") == [["Eve Employee mentioned you", "Coffee @bob?"]])
+    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-chat-unread"))
+    # Not for the chat in front of me.
+    bob.get(server.url + f"/#/chat?id={chat['id']}")
+    wait_for(bob, lambda d: messages_text(d) == ["Coffee @bob?"])
+    wait_for(bob, realtime_open)
+    record_notifications(bob)
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Downstairs", "clientId": "n2"})
+    wait_for(bob, lambda d: messages_text(d) == ["Coffee @bob?", "Downstairs"])
+    # Elsewhere in the console, the next one is announced (and only that one).
+    bob.find_element(By.ID, "chat-back").click()
+    wait_for(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "#chat-list .chat-item"))
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Later then", "clientId": "n3"})
+    wait_for(bob, lambda d: d.execute_script("return window.__shown") == [["New message from Eve Employee", "Later then"]])
     no_script_errors(bob)
 
 
