@@ -104,9 +104,11 @@ public final class RunningServer: Sendable {
     public var serviceNames: [String] { services.names }
 
     /// Opens the store, applies migrations, boots every module, freezes the routes, starts
-    /// listening and then the modules' services.
-    public static func start(configuration: Configuration, logger: Logger = Logger(label: "server")) async throws -> RunningServer {
-        let ordered = try bootOrder(modules(configuration: configuration))
+    /// listening and then the modules' services. `excluding` leaves modules out (tests that stand
+    /// in for one, e.g. a fake `ChatAccess` instead of messaging).
+    public static func start(configuration: Configuration, logger: Logger = Logger(label: "server"),
+                             excluding: Set<ModuleID> = []) async throws -> RunningServer {
+        let ordered = try bootOrder(modules(configuration: configuration).filter { !excluding.contains($0.id) })
         var migrations = MigrationList()
         for module in ordered { module.registerMigrations(&migrations) }
         let store = try await Application.openMigratedStore(configuration)

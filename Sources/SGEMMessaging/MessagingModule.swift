@@ -4,15 +4,50 @@ import SGEMStore
 import SGEMSupport
 
 /// The `messaging` module: contacts, direct and group chats, messages, read markers, mentions,
-/// search. Publishes `ChatAccess` for the realtime hub.
+/// search. Publishes `ChatAccess` for the realtime hub; every change records its realtime event
+/// in the system module's journal, in the change's own transaction.
 public struct MessagingModule: Module {
     public let id: ModuleID = "messaging"
     public var dependencies: [ModuleID] { ["system", "accounts"] }
 
     public init() {}
 
+    public func registerMigrations(_ migrations: inout MigrationList) {
+        MessagingRepository.registerMigrations(&migrations)
+    }
+
     public func registerConsolePages(_ pages: inout ConsoleRegistry) {
         pages.add(ConsolePage(id: "chat", title: "Chat", titleES: "Chat", route: "#/chat",
                               script: "screens/chat.js", order: 40))
     }
+
+    /// Publishes `ChatAccess`; needs the system module's `EventJournal` and accounts' `UserDirectory`.
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        guard let journal = context.services.resolve((any EventJournal).self) else {
+            throw MessagingError(message: "module 'messaging' needs the event journal of module 'system'")
+        }
+        guard let directory = context.services.resolve((any UserDirectory).self) else {
+            throw MessagingError(message: "module 'messaging' needs the user directory of module 'accounts'")
+        }
+        context.services.register((any ChatAccess).self, StoredChatAccess(store: context.store))
+        let messenger = Messenger(store: context.store, journal: journal, directory: directory)
+        return MessagingRuntime(messenger: messenger, services: context.services, logger: context.logger)
+    }
+}
+
+/// The messaging module's routes, over the messenger it booted with.
+struct MessagingRuntime: ModuleRuntime {
+    let messenger: Messenger
+    let services: ServiceRegistry
+    let logger: Logger
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        MessagingRoutes(messenger: messenger, services: services, logger: logger).register(routes)
+    }
+}
+
+/// A server assembled without what messaging needs (a bug in the module list).
+struct MessagingError: Error, Sendable, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

@@ -1,5 +1,6 @@
 import SGEMCore
-import SGEMMessaging
+@testable import SGEMMessaging
+import SGEMSupport
 import Testing
 
 @Suite("Messaging module")
@@ -9,5 +10,28 @@ struct MessagingModuleTests {
         var pages = ConsoleRegistry()
         MessagingModule().registerConsolePages(&pages)
         #expect(pages.pages.map(\.id) == ["chat"])
+    }
+}
+
+@Suite("Messaging JSON")
+struct MessagingJSONTests {
+    /// Messages covering every branch of the two encoders: mentions, edits, deletion, escapes.
+    static let samples: [Message] = [
+        Message(id: 1, chatID: 2, senderID: 3, body: "plain", mentions: [], clientID: nil,
+                createdAt: Timestamp(milliseconds: 1_764_633_600_123), editedAt: nil, deleted: false),
+        Message(id: 9_007_199_254, chatID: 2, senderID: 4, body: "\"quoted\" \\ <script>\n\u{2028} ünï 👋 @ana @bob",
+                mentions: [5, 6], clientID: "c", createdAt: Timestamp(milliseconds: 1_764_633_600_999),
+                editedAt: Timestamp(milliseconds: 1_764_633_700_000), deleted: false),
+        Message(id: 10, chatID: 2, senderID: 4, body: nil, mentions: [5], clientID: nil,
+                createdAt: Timestamp(milliseconds: 1_764_633_601_000), editedAt: nil, deleted: true),
+    ]
+
+    @Test("a history page written as bytes is the same JSON as the messages' values", arguments: [0, 1, 3])
+    func pageMatchesValues(count: Int) throws {
+        let messages = Array(MessagingJSONTests.samples.prefix(count))
+        let bytes = Message.page(messages)
+        let expected: JSONValue = ["items": .array(messages.map(\.json))]
+        #expect(String(decoding: bytes, as: UTF8.self) == expected.serialized(), "same keys, order, values and escapes")
+        #expect(same(try JSONValue.parse(bytes), expected), "and valid JSON")
     }
 }

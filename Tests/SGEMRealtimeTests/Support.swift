@@ -77,7 +77,9 @@ final class RealtimeServer: Sendable {
 
     /// A server on the existing data directory `dir` (a restart).
     static func start(on dir: TempDir, _ extra: [String: String] = [:]) async throws -> RealtimeServer {
-        let running = try await RunningServer.start(configuration: Configuration(overrides: testSettings(dir, extra)))
+        // Without messaging: the fake `ChatAccess` stands in for it.
+        let running = try await RunningServer.start(configuration: Configuration(overrides: testSettings(dir, extra)),
+                                                    excluding: ["messaging"])
         return RealtimeServer(dir: dir, running: running)
     }
 

@@ -1,0 +1,396 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMStore
+import SGEMSupport
+
+/// The messaging operations in domain words: what the routes call. Every change and the
+/// realtime events it records share one write transaction; the journal is told after the commit.
+/// A chat someone is not a member of is 404 for them, whatever they ask of it.
+struct Messenger: Sendable {
+    let store: Store
+    let journal: any EventJournal
+    let directory: any UserDirectory
+
+    // MARK: Reading chats
+
+    func chats(of viewer: Int64) async throws -> [JSONValue] {
+        try await store.read { db in try MessagingRepository.chats(of: viewer, in: db) }.map { $0.0.json($0.1) }
+    }
+
+    func chat(_ id: Int64, viewer: Int64) async throws -> JSONValue {
+        let found = try await store.read { db -> (Chat, Chat.ReaderView)? in
+            guard let chat = try MessagingRepository.chat(id, member: viewer, in: db) else { return nil }
+            return (chat, try MessagingRepository.view(of: id, reader: viewer, in: db))
+        }
+        guard let (chat, view) = found else { throw Messenger.noSuchChat }
+        return chat.json(view)
+    }
+
+    func publicGroups(viewer: Int64, before: Int64?, limit: Int) async throws -> [JSONValue] {
+        try await store.read { db in
+            try MessagingRepository.publicGroups(viewer: viewer, before: before, limit: limit, in: db)
+        }.map { $0.0.json($0.1) }
+    }
+
+    // MARK: Creating chats
+
+    /// Creates a group with `creator` as its admin and `memberIDs` (active users) as members.
+    func createGroup(by creator: Int64, name: String, description: String, tags: [String], isPublic: Bool,
+                     memberIDs: [Int64]) async throws -> JSONValue {
+        var unique: [Int64] = []
+        for id in memberIDs where id != creator && !unique.contains(id) { unique.append(id) }
+        let others = unique
+        if others.count + 1 > ChatRules.maxMembers {
+            throw APIError.validationFailed(["memberIds": "a group holds at most \(ChatRules.maxMembers) members"])
+        }
+        try await requireActiveUsers(others, field: "memberIds")
+        let now = Timestamp.now()
+        let journal = self.journal
+        let chat = try await store.write { db -> Chat in
+            guard let id = try MessagingRepository.insertChat(kind: .group, name: name, description: description, tags: tags,
+                                                              isPublic: isPublic, creator: creator, pairKey: nil, at: now, in: db) else {
+                throw StoreError(code: .system, message: "inserting a group returned no id")
+            }
+            try MessagingRepository.addMember(creator, to: id, admin: true, at: now, in: db)
+            for member in others { try MessagingRepository.addMember(member, to: id, admin: false, at: now, in: db) }
+            guard let chat = try MessagingRepository.chat(id, in: db) else { throw Messenger.noSuchChat }
+            _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
+            return chat
+        }
+        journal.didCommit()
+        return chat.json(Chat.ReaderView())
+    }
+
+    /// The direct chat of `me` and `other`, created the first time (`created` true then). The
+    /// pair's unique key makes concurrent first calls return the same chat.
+    func directChat(_ me: Int64, with other: Int64) async throws -> (chat: JSONValue, created: Bool) {
+        if other == me { throw APIError.validationFailed(["userId": "must be someone else"]) }
+        try await requireActiveUsers([other], field: "userId")
+        let key = "\(min(me, other)):\(max(me, other))"
+        let now = Timestamp.now()
+        let journal = self.journal
+        let (chatID, created) = try await store.write { db -> (Int64, Bool) in
+            if let existing = try MessagingRepository.directChatID(pairKey: key, in: db) { return (existing, false) }
+            guard let id = try MessagingRepository.insertChat(kind: .direct, name: nil, description: "", tags: [], isPublic: false,
+                                                              creator: me, pairKey: key, at: now, in: db) else {
+                throw StoreError(code: .system, message: "inserting a direct chat returned no id")
+            }
+            try MessagingRepository.addMember(me, to: id, admin: false, at: now, in: db)
+            try MessagingRepository.addMember(other, to: id, admin: false, at: now, in: db)
+            guard let chat = try MessagingRepository.chat(id, in: db) else { throw Messenger.noSuchChat }
+            _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
+            return (id, true)
+        }
+        if created { journal.didCommit() }
+        return (try await chat(chatID, viewer: me), created)
+    }
+
+    // MARK: Administration
+
+    /// Changes a group's settings; group admins only.
+    func editGroup(_ id: Int64, by user: Int64, name: String?, description: String?, tags: [String]?, isPublic: Bool?) async throws -> JSONValue {
+        let journal = self.journal
+        let chat = try await store.write { db -> Chat in
+            _ = try Messenger.group(id, admin: user, in: db)
+            try MessagingRepository.updateChat(id, name: name, description: description, tags: tags, isPublic: isPublic, in: db)
+            return try Messenger.recordUpdate(id, journal: journal, in: db)
+        }
+        journal.didCommit()
+        return try await self.chat(chat.id, viewer: user)
+    }
+
+    /// Deletes a group and everything in it; group admins only. Its members at deletion get
+    /// `chat.deleted`.
+    func deleteGroup(_ id: Int64, by user: Int64) async throws {
+        let journal = self.journal
+        try await store.write { db in
+            let chat = try Messenger.group(id, admin: user, in: db)
+            try MessagingRepository.deleteChat(id, in: db)
+            _ = try journal.append(RealtimeEvent(type: "chat.deleted", audience: .users(chat.memberIDs),
+                                                 data: ["chatId": .number(Double(id))]), in: db)
+        }
+        journal.didCommit()
+    }
+
+    /// Adds an active user to a group; group admins only. 409 `already_member`.
+    func addMember(_ newMember: Int64, to id: Int64, by user: Int64) async throws {
+        try await requireActiveUsers([newMember], field: "userId")
+        let now = Timestamp.now()
+        let journal = self.journal
+        try await store.write { db in
+            let chat = try Messenger.group(id, admin: user, in: db)
+            if chat.isMember(newMember) { throw APIError.conflict("already_member", "that person is already a member") }
+            if chat.members.count >= ChatRules.maxMembers {
+                throw APIError.conflict("chat_full", "a group holds at most \(ChatRules.maxMembers) members")
+            }
+            try MessagingRepository.addMember(newMember, to: id, admin: false, at: now, in: db)
+            _ = try journal.append(RealtimeEvent(type: "member.added", audience: .chat(id), data: Messenger.memberData(id, newMember)), in: db)
+        }
+        journal.didCommit()
+    }
+
+    /// Joins a public group; again is fine. Anything else (private, direct, none) is 404.
+    func join(_ id: Int64, user: Int64) async throws {
+        let now = Timestamp.now()
+        let journal = self.journal
+        let joined = try await store.write { db -> Bool in
+            guard let chat = try MessagingRepository.chat(id, in: db), chat.kind == .group else { throw Messenger.noSuchChat }
+            if chat.isMember(user) { return false }
+            guard chat.isPublic else { throw Messenger.noSuchChat }
+            if chat.members.count >= ChatRules.maxMembers {
+                throw APIError.conflict("chat_full", "a group holds at most \(ChatRules.maxMembers) members")
+            }
+            try MessagingRepository.addMember(user, to: id, admin: false, at: now, in: db)
+            _ = try journal.append(RealtimeEvent(type: "member.added", audience: .chat(id), data: Messenger.memberData(id, user)), in: db)
+            return true
+        }
+        if joined { journal.didCommit() }
+    }
+
+    /// Removes `member` from a group: group admins remove anyone, anyone removes themselves
+    /// (that is leaving). 404 when `member` is not in it.
+    func removeMember(_ member: Int64, from id: Int64, by user: Int64) async throws {
+        if member == user { return try await leave(id, user: user) }
+        let journal = self.journal
+        try await store.write { db in
+            let chat = try Messenger.group(id, admin: user, in: db)
+            guard chat.isMember(member) else { throw APIError.notFound("that person is not a member") }
+            _ = try MessagingRepository.removeMember(member, from: id, in: db)
+            let remaining = chat.memberIDs.filter { $0 != member }
+            _ = try journal.append(RealtimeEvent(type: "member.removed", audience: .users(remaining + [member]),
+                                                 data: Messenger.memberData(id, member)), in: db)
+        }
+        journal.didCommit()
+    }
+
+    /// Leaves a group. When the last admin leaves, the longest-standing member becomes admin;
+    /// when the last member leaves, the group is deleted. A direct chat cannot be left (409).
+    func leave(_ id: Int64, user: Int64) async throws {
+        let journal = self.journal
+        try await store.write { db in
+            guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw Messenger.noSuchChat }
+            guard chat.kind == .group else { throw Messenger.directChatFixed }
+            _ = try MessagingRepository.removeMember(user, from: id, in: db)
+            let remaining = chat.memberIDs.filter { $0 != user }
+            _ = try journal.append(RealtimeEvent(type: "member.removed", audience: .users(remaining + [user]),
+                                                 data: Messenger.memberData(id, user)), in: db)
+            if remaining.isEmpty {
+                try MessagingRepository.deleteChat(id, in: db)
+                return
+            }
+            if chat.isAdmin(user), !chat.members.contains(where: { $0.admin && $0.userID != user }),
+               let heir = try MessagingRepository.longestStandingMember(of: id, in: db) {
+                try MessagingRepository.setAdmin(heir, of: id, true, in: db)
+                _ = try Messenger.recordUpdate(id, journal: journal, in: db)
+            }
+        }
+        journal.didCommit()
+    }
+
+    /// Grants or revokes a member's admin right; group admins only. Revoking the last admin is
+    /// 409 `last_admin`.
+    func setAdmin(_ member: Int64, of id: Int64, _ admin: Bool, by user: Int64) async throws {
+        let journal = self.journal
+        let changed = try await store.write { db -> Bool in
+            let chat = try Messenger.group(id, admin: user, in: db)
+            guard let target = chat.members.first(where: { $0.userID == member }) else {
+                throw APIError.notFound("that person is not a member")
+            }
+            if target.admin == admin { return false }
+            if !admin, chat.members.filter(\.admin).count <= 1 {
+                throw APIError.conflict("last_admin", "a group needs at least one admin: grant the right to someone else first")
+            }
+            try MessagingRepository.setAdmin(member, of: id, admin, in: db)
+            _ = try Messenger.recordUpdate(id, journal: journal, in: db)
+            return true
+        }
+        if changed { journal.didCommit() }
+    }
+
+    // MARK: Messages
+
+    /// `{"items": [...]}` of a page of a chat's history, as JSON bytes.
+    func messages(in id: Int64, viewer: Int64, after: Int64?, before: Int64?, limit: Int) async throws -> [UInt8] {
+        let found = try await store.read { db -> [Message]? in
+            try MessagingRepository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit, in: db)
+        }
+        guard let found else { throw Messenger.noSuchChat }
+        return Message.page(found)
+    }
+
+    /// Posts a message; durable when this returns. The same `clientID` from the same sender in
+    /// the same chat returns the first message (`created` false) instead of storing a copy.
+    func send(_ body: String, clientID: String?, to id: Int64, by sender: Int64) async throws -> (message: JSONValue, created: Bool) {
+        let mentionable = try await mentionable(in: id, body: body)
+        let now = Timestamp.now()
+        let journal = self.journal
+        let (message, created) = try await store.write { db -> (Message, Bool) in
+            guard let message = try MessagingRepository.insertMessage(chatID: id, senderID: sender, body: body, clientID: clientID,
+                                                                      mentions: mentionable, at: now, in: db) else {
+                guard try MessagingRepository.isMember(sender, of: id, in: db) else { throw Messenger.noSuchChat }
+                guard let clientID, let first = try MessagingRepository.message(chatID: id, senderID: sender, clientID: clientID,
+                                                                                in: db) else {
+                    throw StoreError(code: .system, message: "a message was neither stored nor a retry")
+                }
+                return (first, false)
+            }
+            _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(id), data: message.eventData), in: db)
+            return (message, true)
+        }
+        if created { journal.didCommit() }
+        return (message.json, created)
+    }
+
+    /// Edits a message's body; its author only (404 for anyone who cannot see it, 403 for other members).
+    func edit(_ messageID: Int64, body: String, by user: Int64) async throws -> JSONValue {
+        let chatID = try await store.read { db in try MessagingRepository.message(messageID, in: db)?.chatID }
+        let mentionable = try await mentionable(in: chatID ?? 0, body: body)
+        let now = Timestamp.now()
+        let journal = self.journal
+        let edited = try await store.write { db -> Message in
+            let old = try Messenger.visibleMessage(messageID, to: user, in: db)
+            guard old.senderID == user else { throw APIError.forbidden("only its author can edit a message") }
+            guard !old.deleted else { throw APIError.conflict("message_deleted", "a deleted message cannot be edited") }
+            try MessagingRepository.editMessage(old, body: body, mentions: mentionable, at: now, in: db)
+            guard let edited = try MessagingRepository.message(messageID, in: db) else { throw Messenger.noSuchMessage }
+            _ = try journal.append(RealtimeEvent(type: "message.updated", audience: .chat(edited.chatID), data: edited.eventData), in: db)
+            return edited
+        }
+        journal.didCommit()
+        return edited.json
+    }
+
+    /// Deletes a message softly; its author or a group admin. Again is fine.
+    func delete(_ messageID: Int64, by user: Int64) async throws {
+        let journal = self.journal
+        let deleted = try await store.write { db -> Bool in
+            let old = try Messenger.visibleMessage(messageID, to: user, in: db)
+            if old.deleted { return false }
+            if old.senderID != user {
+                guard let chat = try MessagingRepository.chat(old.chatID, in: db), chat.kind == .group, chat.isAdmin(user) else {
+                    throw APIError.forbidden("only its author or a group admin can delete a message")
+                }
+            }
+            try MessagingRepository.deleteMessage(old, in: db)
+            guard let gone = try MessagingRepository.message(messageID, in: db) else { throw Messenger.noSuchMessage }
+            _ = try journal.append(RealtimeEvent(type: "message.deleted", audience: .chat(gone.chatID), data: gone.eventData), in: db)
+            return true
+        }
+        if deleted { journal.didCommit() }
+    }
+
+    /// Moves the reader's marker up to `messageID` (never back): drives unread and mention counts.
+    func markRead(_ id: Int64, upTo messageID: Int64, by user: Int64) async throws {
+        try await store.write { db in
+            guard try MessagingRepository.isMember(user, of: id, in: db) else { throw Messenger.noSuchChat }
+            try MessagingRepository.markRead(chatID: id, userID: user, upTo: messageID, in: db)
+        }
+    }
+
+    // MARK: Search
+
+    func search(_ text: String, viewer: Int64, chatID: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
+        let hits = try await store.read { db in
+            try MessagingRepository.search(text: text, userID: viewer, chatID: chatID, before: before, limit: limit, in: db)
+        }
+        return hits.map { hit in
+            .object([("message", hit.message.json), ("chatId", .number(Double(hit.message.chatID))), ("snippet", .string(hit.snippet))])
+        }
+    }
+
+    // MARK: Contacts
+
+    func contacts(of owner: Int64) async throws -> [JSONValue] {
+        let list = try await store.read { db in try MessagingRepository.contacts(of: owner, in: db) }
+        var out: [JSONValue] = []
+        for (id, at) in list {
+            guard let user = try await directory.user(id: id) else { continue }
+            out.append(.object([
+                ("userId", .number(Double(id))), ("username", .string(user.username)), ("displayName", .string(user.displayName)),
+                ("active", .bool(user.active)), ("addedAt", .string(at.rfc3339())),
+            ]))
+        }
+        return out
+    }
+
+    /// Adds a user to `owner`'s contacts; again is fine. 404 for no such user.
+    func addContact(_ contact: Int64, to owner: Int64) async throws {
+        guard contact != owner else { throw APIError.validationFailed(["userId": "must be someone else"]) }
+        guard try await directory.user(id: contact) != nil else { throw APIError.notFound("no such user") }
+        let now = Timestamp.now()
+        try await store.write { db in
+            if try MessagingRepository.contactCount(of: owner, in: db) >= ChatRules.maxContacts {
+                throw APIError.conflict("too_many_contacts", "a contact list holds at most \(ChatRules.maxContacts) people")
+            }
+            try MessagingRepository.addContact(contact, to: owner, at: now, in: db)
+        }
+    }
+
+    func removeContact(_ contact: Int64, from owner: Int64) async throws {
+        try await store.write { db in try MessagingRepository.removeContact(contact, from: owner, in: db) }
+    }
+
+    // MARK: Helpers
+
+    static let noSuchChat = APIError.notFound("no such chat")
+    static let noSuchMessage = APIError.notFound("no such message")
+    static let directChatFixed = APIError.conflict("direct_chat", "a direct chat's members cannot change")
+
+    /// A group `user` administers: 404 when they are not a member, 409 for a direct chat, 403
+    /// when they are not one of its admins.
+    static func group(_ id: Int64, admin user: Int64, in db: Database) throws -> Chat {
+        guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw noSuchChat }
+        guard chat.kind == .group else { throw directChatFixed }
+        guard chat.isAdmin(user) else { throw APIError.forbidden("this needs an admin of the group") }
+        return chat
+    }
+
+    /// A message in one of `user`'s chats; 404 otherwise.
+    static func visibleMessage(_ id: Int64, to user: Int64, in db: Database) throws -> Message {
+        guard let message = try MessagingRepository.message(id, in: db),
+              try MessagingRepository.isMember(user, of: message.chatID, in: db) else { throw noSuchMessage }
+        return message
+    }
+
+    /// Records `chat.updated` with the chat as it is now in `db`.
+    static func recordUpdate(_ id: Int64, journal: any EventJournal, in db: Database) throws -> Chat {
+        guard let chat = try MessagingRepository.chat(id, in: db) else { throw noSuchChat }
+        _ = try journal.append(RealtimeEvent(type: "chat.updated", audience: .chat(id), data: chat.eventData), in: db)
+        return chat
+    }
+
+    static func memberData(_ chatID: Int64, _ userID: Int64) -> JSONValue {
+        ["chatId": .number(Double(chatID)), "userId": .number(Double(userID))]
+    }
+
+    /// The members of chat `id` named as `@username` in `body` (only looked up when the body has
+    /// an `@`); the write checks again that they are members.
+    func mentionable(in id: Int64, body: String) async throws -> [Int64] {
+        let names = ChatRules.mentionedUsernames(in: body)
+        guard !names.isEmpty else { return [] }
+        let members = try await store.read { db in try MessagingRepository.chat(id, in: db)?.memberIDs ?? [] }
+        var out: [Int64] = []
+        for member in members {
+            if let user = try await directory.user(id: member), names.contains(user.username.lowercased()) { out.append(member) }
+        }
+        return out
+    }
+
+    /// 422 on `field` unless every id is an active user.
+    func requireActiveUsers(_ ids: [Int64], field: String) async throws {
+        for id in ids {
+            guard let user = try await directory.user(id: id), user.active else {
+                throw APIError.validationFailed([field: "no active user has id \(id)"])
+            }
+        }
+    }
+}
+
+/// `ChatAccess` for the realtime hub: membership as it is in the store now.
+struct StoredChatAccess: ChatAccess {
+    let store: Store
+
+    func chatIDs(of userID: Int64) async throws -> Set<Int64> {
+        try await store.read { db in try MessagingRepository.chatIDs(of: userID, in: db) }
+    }
+}
