@@ -2,9 +2,12 @@
 // registered, plus the sections still to come), the unread-notices badge, the language (the
 // account's own once logged in) and hash routing. Each screen is an ES module under screens/
 // exporting render(root, ctx) → optional cleanup. /setup shows the first-run form instead.
+// Logged in, one realtime stream (realtime.js) feeds the screens (ctx.realtime), the notice and
+// chat badges, and the browser notifications the account asked for.
 import { get, post, patch, csrfToken, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
 import { t, lang, setLang, onLangChange, supported, tn } from "./i18n.js";
 import { h, avatar } from "./dom.js";
+import * as realtime from "./realtime.js";
 
 // Every section of the product. A page a module registers with the same id replaces the
 // placeholder, so sections light up as their modules land without touching this list.
@@ -37,7 +40,11 @@ const state = {
   unreadTimer: null,
   setup: false,       // on /setup: the first-run form instead of the routes
   setupToken: null,   // the one-time token read from /setup#token=…, kept in memory only
+  chatUnread: 0,      // chats with unread messages, shown on "Chat"
+  chatTimer: null,
 };
+const chatRefreshDelayMs = 400;
+const notificationChars = 140;
 
 const $ = (id) => document.getElementById(id);
 
@@ -97,7 +104,8 @@ function drawNav(current) {
     href: page.route,
     "aria-current": page.route === current ? "page" : null,
     dataset: { page: page.id },
-  }, title(page), page.id === "notices" && !page.soon ? unreadBadge() : null));
+  }, title(page), page.id === "notices" && !page.soon ? unreadBadge() : null,
+    page.id === "chat" && !page.soon ? chatBadge() : null));
   nav.replaceChildren(...state.pages.filter((p) => !p.adminOnly && p.inNavigation !== false).map(link));
   const adminPages = isAdmin() ? state.pages.filter((p) => p.adminOnly) : [];
   adminNav.replaceChildren(...adminPages.map(link));
@@ -105,26 +113,97 @@ function drawNav(current) {
   $("nav-admin-title").hidden = adminPages.length === 0;
 }
 
-/// The count on "Notices": the digits for the eye, "3 unread" for a screen reader.
+/// The count on "Notices".
 function unreadBadge() {
-  if (!state.unread) return null;
-  const words = tn("nav.unread", state.unread);
-  return h("span.nav-badge", { id: "nav-unread", title: words },
-    h("span", { "aria-hidden": "true" }, state.unread > 99 ? "99+" : String(state.unread)),
-    h("span.sr-only", {}, ", " + words));
+  return countBadge("nav-unread", state.unread, "nav.unread");
 }
 
 /// Asks the server how many notices are unread and redraws the badge when it changed.
-async function refreshUnread() {
-  if (!state.me || !state.pages.some((p) => p.id === "notices" && !p.soon)) return;
+function refreshUnread() {
+  return refreshCount("notices", "unread", "/notices?limit=1", (r) => Number(r?.unreadCount) || 0);
+}
+
+/// The count on "Chat": chats with something unread.
+function chatBadge() {
+  return countBadge("nav-chat-unread", state.chatUnread, "nav.unreadChats");
+}
+
+/// A count badge in the navigation: the digits for the eye, the words for a screen reader.
+function countBadge(id, count, key) {
+  if (!count) return null;
+  const words = tn(key, count);
+  return h("span.nav-badge", { id, title: words },
+    h("span", { "aria-hidden": "true" }, count > 99 ? "99+" : String(count)),
+    h("span.sr-only", {}, ", " + words));
+}
+
+/// Asks the server for a badge's count (when its page exists) and redraws it when it changed.
+async function refreshCount(pageId, stateKey, path, countOf) {
+  if (!state.me || !state.pages.some((p) => p.id === pageId && !p.soon)) return;
   try {
-    const result = await get("/notices?limit=1", { quiet401: true });
-    const count = Number(result?.unreadCount) || 0;
-    if (count !== state.unread) {
-      state.unread = count;
+    const count = countOf(await get(path, { quiet401: true }));
+    if (count !== state[stateKey]) {
+      state[stateKey] = count;
       drawNav(currentRoute());
     }
   } catch { /* the badge keeps its last value */ }
+}
+
+function refreshChatUnread() {
+  return refreshCount("chat", "chatUnread", "/chats", (r) => (Array.isArray(r?.items) ? r.items : []).filter((c) => c.unreadCount > 0).length);
+}
+
+function chatUnreadSoon() {
+  clearTimeout(state.chatTimer);
+  state.chatTimer = setTimeout(refreshChatUnread, chatRefreshDelayMs);
+}
+
+/// A browser notification, when the account wants them, this browser allows them, and the
+/// reader is not already looking at it.
+async function notify(title, body, tag, route) {
+  if (!("Notification" in window) || Notification.permission !== "granted" || !state.me) return;
+  if (state.me.notificationsEnabled === undefined) {
+    try { state.me = { ...state.me, ...(await get("/me", { quiet401: true })) }; } catch { return; }
+  }
+  if (!state.me.notificationsEnabled) return;
+  if (!document.hidden && location.hash === route) return;
+  try {
+    const n = new Notification(title, { body: String(body ?? "").slice(0, notificationChars), tag, lang: lang() });
+    n.addEventListener("click", () => { window.focus(); location.hash = route; n.close(); });
+  } catch { /* some browsers only notify from a service worker */ }
+}
+
+async function senderName(id) {
+  try { const u = await get(`/users/${encodeURIComponent(id)}`, { quiet401: true }); return u.displayName || u.username; } catch { return t("chat.someone"); }
+}
+
+function listenLive() {
+  realtime.on("notice.created", ({ data }) => {
+    refreshUnread();
+    const n = data?.notice;
+    if (n) notify(t("notify.notice"), n.title, `notice-${n.id}`, `#/notices?id=${n.id}`);
+  });
+  for (const type of ["message.created", "message.deleted", "chat.created", "chat.deleted", "member.added", "member.removed", "resync"]) {
+    realtime.on(type, chatUnreadSoon);
+  }
+  realtime.on("message.created", async ({ data }) => {
+    const m = data?.message;
+    if (!m || !state.me || m.senderId === state.me.id || m.deleted) return;
+    const name = await senderName(m.senderId);
+    const mentioned = Array.isArray(m.mentions) && m.mentions.includes(state.me.id);
+    notify(t(mentioned ? "notify.mention" : "notify.message", { name }), m.body, `message-${m.id}`, `#/chat?id=${m.chatId}`);
+  });
+  realtime.on("resync", () => refreshUnread());
+  realtime.onStatus((online) => {
+    const el = $("rt-status");
+    el.textContent = online || !state.me ? "" : t("app.offline");
+  });
+}
+
+/// The stream runs while someone is logged in.
+function startLive() {
+  if (state.me) realtime.start();
+  else realtime.stop();
 }
 
 function startUnreadTimer() {
@@ -207,6 +286,8 @@ async function render() {
     setMe,
     login,
     refreshUnread,
+    realtime,
+    refreshChatBadge: chatUnreadSoon,
     hasPage: (id) => state.pages.some((p) => p.id === id && !p.soon),
     navigate: (hash) => { location.hash = hash; },
     takeFlash: () => { const f = state.flash; state.flash = null; return f; },
@@ -222,6 +303,7 @@ async function render() {
     main.focus({ preventScroll: true });
   }
   refreshUnread();
+  chatUnreadSoon();
 }
 
 /// The first-run page: its own screen, whatever the session; on success the new admin is
@@ -249,6 +331,7 @@ async function login(loginName, password) {
   setCsrfToken(session.csrfToken);
   state.me = session.user;
   startUnreadTimer();
+  startLive();
   const target = state.returnTo || home;
   state.returnTo = null;
   location.hash = target;
@@ -266,6 +349,7 @@ async function startSession(session) {
     try { state.me = await patch("/me", { language: lang() }); } catch { /* stays the server's default */ }
   }
   startUnreadTimer();
+  startLive();
   history.replaceState(null, "", "/" + home);
   await render();
 }
@@ -282,10 +366,14 @@ async function chooseLanguage(code) {
 
 async function logout() {
   try { await post("/auth/logout"); } catch { /* the session is forgotten here either way */ }
+  // Unsent chat messages belong to this person: the next one to log in here must not send them.
+  try { (await import("./screens/chat-common.js")).pending.forgetAll(); } catch { /* no chat screens */ }
   setCsrfToken(null);
   state.me = null;
   state.unread = 0;
+  state.chatUnread = 0;
   startUnreadTimer();
+  startLive();
   state.flash = "login.loggedOut";
   location.hash = "#/login";
 }
@@ -293,6 +381,7 @@ async function logout() {
 setUnauthenticatedHandler(() => {
   if (!state.me) return;
   state.me = null;
+  startLive();
   state.flash = "login.expired";
   const route = currentRoute();
   if (route && route !== "#/login") state.returnTo = route;
@@ -342,6 +431,8 @@ async function boot() {
   state.pages = pages;
   followAccountLanguage(state.me);
   startUnreadTimer();
+  listenLive();
+  startLive();
   registerServiceWorker();
   await render();
 }

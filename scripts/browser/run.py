@@ -86,6 +86,18 @@ class Server:
     def binary_path(self):
         return self.proc.args[0]
 
+    def restart(self):
+        """Stops the server and starts it again on the same port and data directory."""
+        self.proc.terminate()
+        self.proc.wait(timeout=15)
+        args = self.proc.args
+        with self.changed:
+            self.lines = []
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        if not self.wait_line(lambda l: "listening on" in l, timeout=20):
+            raise RuntimeError("server did not start again: " + "".join(self.lines))
+
     def stop(self):
         self.proc.terminate()
         try:
@@ -1048,6 +1060,386 @@ def every_screen_passes_an_automated_accessibility_check(ctx):
     d.switch_to.active_element.send_keys(Keys.ENTER)
     assert active_id(d) == "main", active_id(d)
     assert d.execute_script("return location.hash") == "#/home"
+    assert not problems, "\n".join(problems)
+
+
+# --- Chat (issue 8) ---------------------------------------------------------------------------
+
+def no_script_errors(*drivers):
+    errors = [e for d in drivers for e in script_errors(d)]
+    assert not errors, errors
+
+
+def messages_text(d):
+    """The texts of the message bodies shown in the open chat, in order."""
+    return d.execute_script("""return [...document.querySelectorAll('#chat-messages .msg .msg-body')]
+        .map(el => el.textContent);""")
+
+
+def send_message(d, text):
+    box = wait_for(d, lambda d: d.find_element(By.ID, "chat-input"))
+    # Shift+Enter is a new line in the composer; Enter sends.
+    box.send_keys((Keys.SHIFT + Keys.ENTER + Keys.NULL).join(text.split("\n")))
+    box.send_keys(Keys.ENTER)
+
+
+def open_chat_from_list(d, name):
+    link = wait_for(d, lambda d: next((a for a in d.find_elements(By.CSS_SELECTOR, "#chat-list .chat-item-name a") if a.text == name), None))
+    link.click()
+    screen(d, "chat")
+    wait_for(d, lambda d: d.find_element(By.ID, "chat-title").text == name)
+
+
+def two_employees(server):
+    create_admin(server)
+    create_employee(server, "eve", "Eve Employee")
+    create_employee(server, "bob", "Bob Builder")
+    return Api(server, "eve", EMPLOYEE_PASSWORD), Api(server, "bob", EMPLOYEE_PASSWORD)
+
+
+def realtime_open(d):
+    """True once the page's realtime socket is open."""
+    return d.execute_script("return import('/assets/realtime.js').then(m => m.connected())")
+
+
+def eve_and_bob_on_the_chat_list(ctx):
+    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open."""
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    eve, bob = ctx["browser"](), ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    bob.get(server.url + "/#/chat")
+    screen(bob, "chat")
+    wait_for(bob, lambda d: d.find_elements(By.ID, "chat-empty"))
+    wait_for(bob, realtime_open)
+    return server, eve_api, bob_api, eve, bob
+
+
+def direct_chat(eve_api, bob_api):
+    status, chat = eve_api.call("POST", "/chats/direct", {"userId": bob_api.user["id"]})
+    assert status in (200, 201), (status, chat)
+    return chat
+
+
+@test
+def two_employees_chat_live_in_two_browsers(ctx):
+    server, eve_api, bob_api, eve, bob = eve_and_bob_on_the_chat_list(ctx)
+    # Eve starts the direct chat from the directory.
+    eve.get(server.url + "/#/directory")
+    screen(eve, "directory")
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, f'.person[data-user-id="{bob_api.user["id"]}"] [data-action="message"]')).click()
+    screen(eve, "chat")
+    wait_for(eve, lambda d: d.find_element(By.ID, "chat-title").text == "Bob Builder")
+    send_message(eve, "Hello Bob")
+    wait_for(eve, lambda d: messages_text(d) == ["Hello Bob"] and not d.find_elements(By.CSS_SELECTOR, "#chat-messages .pending"))
+    assert eve.find_element(By.CSS_SELECTOR, "#chat-messages .day").text == "Today"
+    # Bob's list shows the new chat with its unread badge, live; so does the navigation.
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, "#chat-list .chat-item.is-unread .badge.unread").get_attribute("data-count") == "1")
+    assert "Hello Bob" in bob.find_element(By.CSS_SELECTOR, "#chat-list .chat-preview").text
+    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-chat-unread"))
+    open_chat_from_list(bob, "Eve Employee")
+    wait_for(bob, lambda d: messages_text(d) == ["Hello Bob"])
+    # Once read, the badge goes.
+    wait_for(bob, lambda d: not d.find_elements(By.ID, "nav-chat-unread"))
+    send_message(bob, "Hi Eve\nsecond line")
+    wait_for(eve, lambda d: messages_text(d) == ["Hello Bob", "Hi Eve\nsecond line"])
+    # Eve edits her message; Bob sees the new text marked as edited.
+    mine = eve.find_element(By.CSS_SELECTOR, "#chat-messages .msg.mine")
+    mine.find_element(By.CSS_SELECTOR, '[data-action="edit"]').click()
+    editor = wait_for(eve, lambda d: d.find_element(By.ID, "chat-edit-input"))
+    editor.clear()
+    editor.send_keys("Hello Bob, welcome")
+    eve.find_element(By.ID, "chat-edit-save").click()
+    wait_for(bob, lambda d: messages_text(d)[0] == "Hello Bob, welcome" and d.find_elements(By.CSS_SELECTOR, "#chat-messages .edited"))
+    # And deletes it: shown as deleted on both sides, its text gone.
+    eve.find_element(By.CSS_SELECTOR, '#chat-messages .msg.mine [data-action="delete"]').click()
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, '#chat-messages [data-action="confirm-delete"]')).click()
+    wait_for(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "#chat-messages .msg.is-deleted"))
+    assert "welcome" not in bob.find_element(By.ID, "chat-messages").text
+    assert bob.find_element(By.CSS_SELECTOR, "#chat-messages .msg.is-deleted .msg-body").text == "This message was deleted."
+    shot(bob, ctx, "chat-direct")
+    no_script_errors(eve, bob)
+
+
+@test
+def a_group_is_created_a_member_added_and_mentioned_live(ctx):
+    server, eve_api, bob_api, eve, bob = eve_and_bob_on_the_chat_list(ctx)
+    eve.get(server.url + "/#/chat?view=new")
+    screen(eve, "chat")
+    wait_for(eve, lambda d: d.find_element(By.ID, "group-name")).send_keys("Design")
+    eve.find_element(By.ID, "group-description").send_keys("Pixels and people")
+    eve.find_element(By.ID, "group-tags").send_keys("design, ui")
+    eve.find_element(By.ID, "group-create").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "chat-title").text == "Design")
+    assert "1 member" in eve.find_element(By.ID, "chat-subtitle").text
+    # Group info: Eve is its admin, adds Bob and makes him an admin too.
+    eve.find_element(By.ID, "chat-info-link").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "info-title").text == "Design")
+    assert eve.find_element(By.ID, "info-tags").text.split() == ["#design", "#ui"]
+    Select(wait_for(eve, lambda d: d.find_element(By.ID, "info-add-user").find_element(By.XPATH, "option[text()='Bob Builder']") and d.find_element(By.ID, "info-add-user"))).select_by_visible_text("Bob Builder")
+    eve.find_element(By.ID, "info-add").click()
+    row = f'#info-members .member[data-user-id="{bob_api.user["id"]}"]'
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, row + ' [data-action="grant"]'))[0].click()
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + " .badge.role").text == "Admin")
+    # Bob's list gets the group live, without a reload.
+    wait_for(bob, lambda d: any(a.text == "Design" for a in d.find_elements(By.CSS_SELECTOR, "#chat-list .chat-item-name a")))
+    # A mention of Bob: badged in his list, highlighted for him in the chat.
+    eve.find_element(By.ID, "info-back").click()
+    send_message(eve, "@bob please look at this")
+    wait_for(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "#chat-list .badge.mention"))
+    open_chat_from_list(bob, "Design")
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, "#chat-messages mark.mention-me").text == "@bob")
+    assert bob.find_element(By.CSS_SELECTOR, "#chat-messages .msg-sender").text == "Eve Employee"
+    # Bob leaves; Eve's info shows one member again, live.
+    eve.find_element(By.ID, "chat-info-link").click()
+    wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 2)
+    bob.find_element(By.ID, "chat-info-link").click()
+    wait_for(bob, lambda d: d.find_element(By.ID, "info-leave")).click()
+    wait_for(bob, lambda d: d.execute_script("return location.hash") == "#/chat")
+    wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 1)
+    shot(eve, ctx, "chat-group-info")
+    no_script_errors(eve, bob)
+
+
+@test
+def a_reload_or_a_server_restart_in_the_middle_loses_nothing(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    chat = direct_chat(eve_api, bob_api)
+    eve, bob = ctx["browser"](), ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    for d in (eve, bob):
+        d.get(server.url + f"/#/chat?id={chat['id']}")
+        screen(d, "chat")
+        wait_for(d, realtime_open)
+    # Eve sends and reloads at once: whatever the server had not answered yet is sent again
+    # after the reload with the same client id, so each message is there exactly once.
+    for n in range(1, 4):
+        send_message(eve, f"message {n}")
+    eve.refresh()
+    screen(eve, "chat")
+    wanted = ["message 1", "message 2", "message 3"]
+    wait_for(eve, lambda d: messages_text(d) == wanted and not d.find_elements(By.CSS_SELECTOR, "#chat-messages .pending"))
+    wait_for(bob, lambda d: messages_text(d) == wanted)
+    # A message the server never got (its request blocked) waits in this browser; after a
+    # reload it is sent again, once.
+    eve.execute_cdp_cmd("Network.enable", {})
+    eve.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/chats/*/messages"]})
+    send_message(eve, "message 4")
+    wait_for(eve, lambda d: d.execute_script("return Object.keys(localStorage).some(k => k.startsWith('sgem.pending.') && localStorage[k].includes('message 4'))"))
+    assert eve.find_elements(By.CSS_SELECTOR, "#chat-messages .msg.pending")
+    eve.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    eve.refresh()
+    screen(eve, "chat")
+    wanted.append("message 4")
+    wait_for(eve, lambda d: messages_text(d) == wanted and not d.find_elements(By.CSS_SELECTOR, "#chat-messages .pending"))
+    wait_for(bob, lambda d: messages_text(d) == wanted)
+    status, stored = bob_api.call("GET", f"/chats/{chat['id']}/messages")
+    assert [m["body"] for m in stored["items"]] == wanted, stored
+    # The server restarts: Bob's console says it is offline, reconnects by itself and gets what
+    # was sent while it was away.
+    server.proc.terminate()
+    server.proc.wait(timeout=15)
+    wait_for(bob, lambda d: d.find_element(By.ID, "rt-status").text == "Offline, reconnecting…", timeout=15)
+    server.restart()
+    eve_api = Api(server, "eve", EMPLOYEE_PASSWORD)
+    status, _ = eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "sent during the gap", "clientId": "gap-1"})
+    assert status == 201, status
+    wait_for(bob, lambda d: messages_text(d) == wanted + ["sent during the gap"], timeout=40)
+    wait_for(bob, lambda d: d.find_element(By.ID, "rt-status").text == "")
+    errors = [e for d in (eve, bob) for e in script_errors(d) if e.get("source") != "network"]
+    assert not errors, errors
+
+
+@test
+def a_message_body_with_html_stays_inert_text(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    chat = direct_chat(eve_api, bob_api)
+    payloads = ['<img src=x onerror="window.__xss=1">', "<script>window.__xss=2</script>", "<b>bold</b> & 'quotes'"]
+    for i, body in enumerate(payloads):
+        status, _ = eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": body, "clientId": f"x{i}"})
+        assert status == 201, status
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    bob.get(server.url + "/#/chat")
+    screen(bob, "chat")
+    wait_for(bob, lambda d: "<b>bold</b>" in d.find_element(By.CSS_SELECTOR, "#chat-list .chat-preview").text)
+    open_chat_from_list(bob, "Eve Employee")
+    wait_for(bob, lambda d: messages_text(d) == payloads)
+    assert not bob.find_elements(By.CSS_SELECTOR, "#chat-messages img, #chat-messages script, #chat-messages b")
+    # Search shows the snippet as text too.
+    bob.get(server.url + "/#/chat?view=search&q=bold")
+    wait_for(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results .snippet"))
+    snippet = bob.find_element(By.CSS_SELECTOR, "#search-results .snippet")
+    assert "<b>" in snippet.text and not snippet.find_elements(By.CSS_SELECTOR, "b"), snippet.get_attribute("innerHTML")
+    assert bob.execute_script("return window.__xss === undefined")
+    no_script_errors(bob)
+
+
+def record_notifications(d):
+    """The browser's permission granted; the page's Notification records what it is asked to show."""
+    d.execute_script("""
+        window.__shown = [];
+        window.Notification = class {
+            static get permission() { return 'granted'; }
+            static requestPermission() { return Promise.resolve('granted'); }
+            constructor(title, options) { window.__shown.push([title, options.body]); }
+            addEventListener() {}
+            close() {}
+        };""")
+
+
+def bob_with_notifications_on(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    status, _ = bob_api.call("PATCH", "/me", {"notificationsEnabled": True})
+    assert status == 200, status
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    screen(bob, "home")
+    wait_for(bob, realtime_open)
+    record_notifications(bob)
+    return server, eve_api, bob_api, bob
+
+
+@test
+def notices_arrive_live_with_a_browser_notification(ctx):
+    server, eve_api, bob_api, bob = bob_with_notifications_on(ctx)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = admin_api.call("POST", "/admin/notices", {"title": "Office closed on Friday", "body": "Heating repairs."})
+    assert status == 201, status
+    # Home lists it and the navigation badges it, without a reload.
+    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-unread"))
+    wait_for(bob, lambda d: "Office closed on Friday" in d.find_element(By.ID, "home-notices").text)
+    wait_for(bob, lambda d: d.execute_script("return window.__shown") == [["New notice", "Office closed on Friday"]])
+    # The notice board follows too.
+    bob.get(server.url + "/#/notices")
+    screen(bob, "notices")
+    wait_for(bob, lambda d: "Office closed on Friday" in d.find_element(By.ID, "notices-list").text)
+    admin_api.call("POST", "/admin/notices", {"title": "New coffee machine", "body": "Second floor."})
+    wait_for(bob, lambda d: "New coffee machine" in d.find_element(By.ID, "notices-list").text)
+    no_script_errors(bob)
+
+
+@test
+def a_new_message_mentioning_me_raises_a_browser_notification(ctx):
+    server, eve_api, bob_api, bob = bob_with_notifications_on(ctx)
+    chat = direct_chat(eve_api, bob_api)
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Coffee @bob?", "clientId": "n1"})
+    wait_for(bob, lambda d: d.execute_script("return window.__shown") == [["Eve Employee mentioned you", "Coffee @bob?"]])
+    wait_for(bob, lambda d: d.find_elements(By.ID, "nav-chat-unread"))
+    # Not for the chat in front of me.
+    bob.get(server.url + f"/#/chat?id={chat['id']}")
+    wait_for(bob, lambda d: messages_text(d) == ["Coffee @bob?"])
+    wait_for(bob, realtime_open)
+    record_notifications(bob)
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Downstairs", "clientId": "n2"})
+    wait_for(bob, lambda d: messages_text(d) == ["Coffee @bob?", "Downstairs"])
+    # Elsewhere in the console, the next one is announced (and only that one).
+    bob.find_element(By.ID, "chat-back").click()
+    wait_for(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "#chat-list .chat-item"))
+    eve_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "Later then", "clientId": "n3"})
+    wait_for(bob, lambda d: d.execute_script("return window.__shown") == [["New message from Eve Employee", "Later then"]])
+    no_script_errors(bob)
+
+
+@test
+def history_loads_upward_and_a_public_group_is_joined_then_left_by_removal(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    status, group = eve_api.call("POST", "/chats", {"name": "Announcements", "description": "Company-wide", "public": True, "memberIds": []})
+    assert status == 201, (status, group)
+    for n in range(1, 66):
+        status, _ = eve_api.call("POST", f"/chats/{group['id']}/messages", {"body": f"note {n}", "clientId": f"h{n}"})
+        assert status == 201, status
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    # Bob finds the public group and joins it.
+    bob.get(server.url + "/#/chat?view=public")
+    screen(bob, "chat")
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, f'#public-list [data-chat-id="{group["id"]}"] [data-action="join"]')).click()
+    wait_for(bob, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Announcements")
+    # The latest 50 first, at the bottom; scrolling to the top brings the older ones above.
+    wait_for(bob, lambda d: len(messages_text(d)) == 50)
+    assert messages_text(bob)[0] == "note 16" and messages_text(bob)[-1] == "note 65"
+    assert bob.execute_script("const s = document.getElementById('chat-scroll'); return s.scrollHeight - s.scrollTop - s.clientHeight") < 80
+    bob.execute_script("document.getElementById('chat-scroll').scrollTop = 0")
+    wait_for(bob, lambda d: len(messages_text(d)) == 65)
+    assert messages_text(bob) == [f"note {n}" for n in range(1, 66)]
+    # Where the reader was stays on screen: the view did not jump to the new top.
+    assert bob.execute_script("return document.getElementById('chat-scroll').scrollTop") > 0
+    assert not bob.find_element(By.ID, "chat-older").is_displayed()
+    # A search result far back in the history opens the chat on that message.
+    bob.get(server.url + "/#/chat?view=search&q=note%203")
+    result = wait_for(bob, lambda d: next((r for r in d.find_elements(By.CSS_SELECTOR, "#search-results .result")
+                                            if r.find_element(By.CSS_SELECTOR, ".snippet").text == "note 3"), None))
+    result.find_element(By.CSS_SELECTOR, ".result-head a").click()
+    found = wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, "#chat-messages .msg.found"))
+    assert found.find_element(By.CSS_SELECTOR, ".msg-body").text == "note 3"
+    assert bob.execute_script("""const r = arguments[0].getBoundingClientRect(), s = document.getElementById('chat-scroll').getBoundingClientRect();
+        return r.top >= s.top && r.bottom <= s.bottom""", found)
+    wait_for(bob, realtime_open)
+    # Eve removes Bob: his open chat says so at once and stops taking messages.
+    status, _ = eve_api.call("DELETE", f"/chats/{group['id']}/members/{bob_api.user['id']}")
+    assert status == 204, status
+    wait_for(bob, lambda d: d.find_element(By.ID, "chat-status").text == "You are no longer a member of this chat.")
+    assert not bob.find_element(By.ID, "chat-input").is_enabled()
+    no_script_errors(bob)
+
+
+@test
+def a_deactivated_account_is_taken_to_the_login_screen_by_its_stream(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    bob = ctx["browser"]()
+    login(bob, server, "bob", EMPLOYEE_PASSWORD)
+    bob.get(server.url + "/#/chat")
+    screen(bob, "chat")
+    wait_for(bob, realtime_open)
+    status, _ = admin_api.call("PATCH", f"/admin/users/{bob_api.user['id']}", {"active": False})
+    assert status == 200, status
+    # The server closes the socket; the reconnects are refused; the console finds out why.
+    wait_for(bob, lambda d: d.find_elements(By.ID, "login-form"), timeout=20)
+    assert "session has ended" in bob.find_element(By.CSS_SELECTOR, "#main").text
+    assert not realtime_open(bob)
+
+
+@test
+def chat_screens_pass_an_automated_accessibility_check(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    status, group = eve_api.call("POST", "/chats", {"name": "Design", "description": "Pixels", "tags": ["ui"], "public": True,
+                                                    "memberIds": [bob_api.user["id"]]})
+    assert status == 201, (status, group)
+    bob_api.call("POST", f"/chats/{group['id']}/messages", {"body": "@eve have a look at https://example.com", "clientId": "a1"})
+    eve_api.call("POST", f"/chats/{group['id']}/messages", {"body": "Looking now", "clientId": "a2"})
+    eve_api.call("PUT", f"/contacts/{bob_api.user['id']}")
+    d = ctx["browser"]()
+    login(d, server, "eve", EMPLOYEE_PASSWORD)
+    problems = []
+    for where, hash_, ready in [
+        ("chat list", "#/chat", "#chat-list .chat-item"),
+        ("chat view", f"#/chat?id={group['id']}", "#chat-messages .msg"),
+        ("group info", f"#/chat?id={group['id']}&info=1", "#info-members .member"),
+        ("new group", "#/chat?view=new", "#group-members li"),
+        ("public groups", "#/chat?view=public", "#public-list .chat-item"),
+        ("contacts", "#/chat?view=contacts", "#contacts-list .member"),
+        ("search", "#/chat?view=search&q=look", "#search-results .result"),
+    ]:
+        d.get(server.url + "/" + hash_)
+        screen(d, "chat")
+        wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, ready))
+        problems += axe_problems(d, where)
+        shot(d, ctx, "chat-" + where.replace(" ", "-"))
+    d.set_window_size(375, 740)
+    d.get(server.url + f"/#/chat?id={group['id']}")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#chat-messages .msg"))
+    assert horizontal_overflow(d) <= 0
+    shot(d, ctx, "chat-phone")
     assert not problems, "\n".join(problems)
 
 

@@ -3,11 +3,22 @@
 // total and active counts. A name opens that person's page.
 import { get } from "../api.js";
 import { t, counts as countsText } from "../i18n.js";
-import { h, avatar, notice, contactLinks } from "../dom.js";
+import { h, avatar, notice, contactLinks, errorText } from "../dom.js";
+import { openDirect } from "./chat-common.js";
 
 const debounceMs = 250;
 
-function card(user) {
+/// "Message": opens (creating once) the direct chat with this colleague.
+function messageButton(user, name, ctx, problem) {
+  const button = h("button.secondary.small", { type: "button", dataset: { action: "message" }, "aria-label": t("dir.messageNamed", { name }) }, t("dir.message"));
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try { await openDirect(user.id, ctx.navigate); } catch (error) { problem.set("bad", errorText(error)); button.disabled = false; }
+  });
+  return button;
+}
+
+function card(user, ctx, problem) {
   const name = user.displayName || user.username;
   const contacts = contactLinks(user, name);
 
@@ -20,7 +31,8 @@ function card(user) {
       h("div.person-head", {}, h("h2.person-name", {}, h("a.person-link", { href: `#/person?id=${encodeURIComponent(user.id)}` }, name)), ...badges),
       user.position ? h("p.position", {}, user.position) : null,
       user.status ? h("p.status-line", {}, user.status) : null,
-      contacts.length ? h("p.contacts", {}, ...contacts) : null));
+      contacts.length ? h("p.contacts", {}, ...contacts) : null,
+      ctx.hasPage("chat") && user.active && user.id !== ctx.me.id ? h("p.person-actions", {}, messageButton(user, name, ctx, problem)) : null));
 }
 
 export function render(root, ctx) {
@@ -48,7 +60,7 @@ export function render(root, ctx) {
       if (mine !== sequence || !ctx.alive()) return;
       problem.set();
       counts.textContent = countsText(result.total, result.active);
-      list.replaceChildren(...result.items.map(card));
+      list.replaceChildren(...result.items.map((u) => card(u, ctx, problem)));
       if (result.items.length === 0) list.append(h("li.empty", {}, t("dir.empty")));
       list.setAttribute("aria-busy", "false");
     } catch (error) {

@@ -45,18 +45,25 @@ export async function render(root, ctx) {
   root.append(content);
 
   const stepsPromise = ctx.isAdmin ? firstSteps() : Promise.resolve(null);
+  await loadNotices(ctx, content);
+  const steps = await stepsPromise;
+  if (!ctx.alive()) return null;
+  if (steps && steps.some((s) => !s.done)) checklistSlot.replaceChildren(checklist(steps));
+  // A notice posted while Home is open shows up at once.
+  const off = ctx.realtime?.on("notice.created", () => { if (ctx.alive()) loadNotices(ctx, content); });
+  return off ?? null;
+}
+
+async function loadNotices(ctx, content) {
   let result;
   try {
     result = ctx.hasPage("notices") ? await get("/notices?limit=50") : { items: [] };
   } catch (error) {
     if (!ctx.alive()) return;
     content.replaceChildren(failure(error instanceof ApiError ? error : null, t("err.network")));
-    result = null;
+    return;
   }
-  const steps = await stepsPromise;
   if (!ctx.alive()) return;
-  if (steps && steps.some((s) => !s.done)) checklistSlot.replaceChildren(checklist(steps));
-  if (!result) return;
 
   const items = Array.isArray(result.items) ? result.items : [];
   const pinned = items.filter((n) => n.pinned);

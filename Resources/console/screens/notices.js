@@ -1,6 +1,7 @@
 // The notice board: the list (pinned first, then newest; "Older" pages back), one notice opened
 // (#/notices?id=N, which marks it read), mark all as read. Admins post, edit and delete company
-// notices and see how many of the people concerned have read each one.
+// notices and see how many of the people concerned have read each one. The list follows
+// notice.created from the realtime stream.
 import { get, post, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, field, showFieldErrors, notice, richText, when, failure, errorText, submitForm } from "../dom.js";
@@ -188,6 +189,8 @@ async function renderList(root, ctx) {
   }
   root.append(h("section", { "aria-label": t("notices.title") }, status, list, h("div.actions", {}, older)));
   await reload();
+  // A notice posted while the list is open shows up at once (the first page is read again).
+  return ctx.realtime?.on("notice.created", () => { if (ctx.alive()) reload(); }) ?? null;
 }
 
 async function renderOne(root, ctx, id) {

@@ -3,7 +3,8 @@
 // and the picture (PATCH /admin/users/{id}, PUT/DELETE /admin/users/{id}/avatar).
 import { get, patch } from "../api.js";
 import { t, takenProblems } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, failure, contactLinks, pictureControls, submitForm } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, failure, contactLinks, pictureControls, submitForm, errorText } from "../dom.js";
+import { openDirect } from "./chat-common.js";
 const languages = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
   ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
 // Every profile field an admin may change, with its input's attributes.
@@ -110,6 +111,13 @@ export async function render(root, ctx) {
   const slot = h("div", { id: "person-slot" });
   const edit = ctx.isAdmin ? h("button.secondary", { type: "button", id: "person-edit" }, t("admin.edit")) : null;
   const editSlot = h("div", { id: "person-edit-slot" });
+  // A colleague's page opens (creating once) the direct chat with them.
+  const message = ctx.hasPage("chat") && user.id !== ctx.me.id && user.active
+    ? h("button", { type: "button", id: "person-message" }, t("person.message")) : null;
+  message?.addEventListener("click", async () => {
+    message.disabled = true;
+    try { await openDirect(user.id, ctx.navigate); } catch (error) { status.set("bad", errorText(error)); message.disabled = false; }
+  });
 
   function show() {
     slot.replaceChildren(profileCard(user, ctx));
@@ -133,6 +141,6 @@ export async function render(root, ctx) {
       editSlot.replaceChildren(editForm(user, saved, () => { editSlot.replaceChildren(); edit.hidden = false; edit.focus(); }));
     });
   }
-  root.append(back, slot, status, edit ? h("div.actions", {}, edit) : null, editSlot);
+  root.append(back, slot, status, edit || message ? h("div.actions", {}, message, edit) : null, editSlot);
   show();
 }
