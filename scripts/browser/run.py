@@ -125,6 +125,18 @@ def wait_for(driver, condition, timeout=10):
         lambda d: condition(d))
 
 
+def click_when_there(driver, css, timeout=10):
+    """Clicks the first element matching `css` once it exists; a redraw between finding and
+    clicking (a live update) just means finding it again."""
+    def attempt(d):
+        found = d.find_elements(By.CSS_SELECTOR, css)
+        if not found:
+            return False
+        found[0].click()
+        return True
+    wait_for(driver, attempt, timeout)
+
+
 def severe_logs(driver):
     return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
@@ -1180,7 +1192,7 @@ def a_group_is_created_a_member_added_and_mentioned_live(ctx):
     Select(wait_for(eve, lambda d: d.find_element(By.ID, "info-add-user").find_element(By.XPATH, "option[text()='Bob Builder']") and d.find_element(By.ID, "info-add-user"))).select_by_visible_text("Bob Builder")
     eve.find_element(By.ID, "info-add").click()
     row = f'#info-members .member[data-user-id="{bob_api.user["id"]}"]'
-    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, row + ' [data-action="grant"]'))[0].click()
+    click_when_there(eve, row + ' [data-action="grant"]')
     wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + " .badge.role").text == "Admin")
     # Bob's list gets the group live, without a reload.
     wait_for(bob, lambda d: any(a.text == "Design" for a in d.find_elements(By.CSS_SELECTOR, "#chat-list .chat-item-name a")))
