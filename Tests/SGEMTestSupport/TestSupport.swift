@@ -60,10 +60,12 @@ public struct WireResponse: Sendable {
 }
 
 /// A blocking TCP connection to 127.0.0.1:`port` whose reads give up after `timeout` seconds;
-/// the caller closes it.
-public func connectLoopback(port: Int, timeout: Int = 20) throws -> Int32 {
+/// `receiveBuffer` shrinks the kernel's buffer (set before connecting, so it holds). The caller
+/// closes it.
+public func connectLoopback(port: Int, timeout: Int = 20, receiveBuffer: Int32? = nil) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TestFailure("socket failed") }
+    if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
     var tv = timeval(tv_sec: timeout, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     var addr = sockaddr_in()

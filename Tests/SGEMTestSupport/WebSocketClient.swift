@@ -28,23 +28,7 @@ public final class WebSocketClient: @unchecked Sendable {
     /// A TCP connection to 127.0.0.1:`port`; reads give up after `timeout` seconds.
     /// `receiveBuffer` shrinks the kernel's buffer (a client that never reads fills it sooner).
     public init(port: Int, timeout: Int = 15, receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
-        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TestFailure("connect failed: errno \(code)")
-        }
+        fd = try connectLoopback(port: port, timeout: timeout, receiveBuffer: receiveBuffer)
     }
 
     deinit { close() }
