@@ -71,19 +71,12 @@ final class TestServer: Sendable {
     }
 
     func login(_ login: String = "boss", _ password: String = adminPassword) async throws -> LoggedIn {
-        let r = try await call("POST", "/api/v1/auth/login", json: ["login": .string(login), "password": .string(password)])
-        guard r.status == 200 else { throw TestFailure("login \(login) answered \(r.status): \(r.text)") }
-        return try LoggedIn(r)
+        try await apiLogin(port: port, login, password)
     }
 
     /// Creates an employee (or admin) through the API and logs them in.
     func createUser(_ username: String, name: String? = nil, role: String = "employee", as admin: LoggedIn) async throws -> LoggedIn {
-        let r = try await call("POST", "/api/v1/admin/users", token: admin.token, json: [
-            "username": .string(username), "email": .string("\(username)@example.com"),
-            "displayName": .string(name ?? username.capitalized), "role": .string(role), "password": .string("password-of-\(username)"),
-        ])
-        guard r.status == 201 else { throw TestFailure("creating \(username) answered \(r.status): \(r.text)") }
-        return try await login(username, "password-of-\(username)")
+        try await apiCreateUser(port: port, username, displayName: name ?? username.capitalized, role: role, as: admin)
     }
 }
 
@@ -91,28 +84,6 @@ extension String {
     var capitalized: String { prefix(1).uppercased() + dropFirst() }
 }
 
-/// The answer to a login or registration.
-struct LoggedIn: Sendable {
-    let token: String
-    let csrf: String
-    let userID: Int64
-    let setCookie: String
-
-    init(_ r: WireResponse) throws {
-        let v = try r.json()
-        guard let token = v["token"]?.stringValue, let csrf = v["csrfToken"]?.stringValue,
-              let id = v["user"]?["id"]?.numberValue, let cookie = r.header("Set-Cookie") else {
-            throw TestFailure("not a session answer: \(r.text)")
-        }
-        self.token = token
-        self.csrf = csrf
-        self.userID = Int64(id)
-        self.setCookie = cookie
-    }
-
-    /// The `Cookie` header a browser would send back.
-    var cookieHeader: (String, String) { ("Cookie", "sgem_session=\(token)") }
-}
 
 /// Blocking socket I/O runs on these threads, never on the cooperative pool that the in-process
 /// server's handlers need.

@@ -116,18 +116,11 @@ final class RealtimeServer: Sendable {
     }
 
     func login(_ login: String = "boss", _ password: String = adminPassword) async throws -> LoggedIn {
-        let r = try await call("POST", "/api/v1/auth/login", json: ["login": .string(login), "password": .string(password)])
-        guard r.status == 200 else { throw TestFailure("login \(login) answered \(r.status): \(r.text)") }
-        return try LoggedIn(r)
+        try await apiLogin(port: port, login, password)
     }
 
     func createUser(_ username: String, role: String = "employee", as admin: LoggedIn) async throws -> LoggedIn {
-        let r = try await call("POST", "/api/v1/admin/users", token: admin.token, json: [
-            "username": .string(username), "email": .string("\(username)@example.com"),
-            "displayName": .string(username), "role": .string(role), "password": .string("password-of-\(username)"),
-        ])
-        guard r.status == 201 else { throw TestFailure("creating \(username) answered \(r.status): \(r.text)") }
-        return try await login(username, "password-of-\(username)")
+        try await apiCreateUser(port: port, username, displayName: username, role: role, as: admin)
     }
 
     /// A stream client of `who` authenticated with `?token=`, upgraded; `since` as given.
@@ -160,22 +153,6 @@ func eventually(_ seconds: Double = 10, _ condition: @Sendable () async -> Bool)
     return await condition()
 }
 
-/// The answer to a login.
-struct LoggedIn: Sendable {
-    let token: String
-    let csrf: String
-    let userID: Int64
-
-    init(_ r: WireResponse) throws {
-        let v = try r.json()
-        guard let token = v["token"]?.stringValue, let csrf = v["csrfToken"]?.stringValue, let id = v["user"]?["id"]?.numberValue else {
-            throw TestFailure("not a session answer: \(r.text)")
-        }
-        self.token = token
-        self.csrf = csrf
-        self.userID = Int64(id)
-    }
-}
 
 extension WebSocketClient {
     /// Waits until the server is past subscription and replay: it answers a `{"type":"ping"}`

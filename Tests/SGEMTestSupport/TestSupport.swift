@@ -163,3 +163,43 @@ public func httpCall(port: Int, _ method: String, _ path: String, token: String?
     let finalBody = body
     return try await httpClientThreads.run { try httpRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
 }
+
+/// The answer to a login, registration or first-run setup: the session it opened.
+public struct LoggedIn: Sendable {
+    public let token: String
+    public let csrf: String
+    public let userID: Int64
+
+    /// Reads a session answer; one without its token, CSRF token, user or session cookie fails.
+    public init(_ r: WireResponse) throws {
+        let v = try r.json()
+        guard let token = v["token"]?.stringValue, let csrf = v["csrfToken"]?.stringValue,
+              let id = v["user"]?["id"]?.numberValue, r.header("Set-Cookie") != nil else {
+            throw TestFailure("not a session answer: \(r.text)")
+        }
+        self.token = token
+        self.csrf = csrf
+        self.userID = Int64(id)
+    }
+
+    /// The `Cookie` header a browser would send back.
+    public var cookieHeader: (String, String) { ("Cookie", "sgem_session=\(token)") }
+}
+
+/// Logs `login` in over the API of the server on `port`.
+public func apiLogin(port: Int, _ login: String, _ password: String) async throws -> LoggedIn {
+    let r = try await httpCall(port: port, "POST", "/api/v1/auth/login", json: ["login": .string(login), "password": .string(password)])
+    guard r.status == 200 else { throw TestFailure("login \(login) answered \(r.status): \(r.text)") }
+    return try LoggedIn(r)
+}
+
+/// Creates a user (`username@example.com`, password `password-of-<username>`) as `admin` over
+/// the API, then logs them in.
+public func apiCreateUser(port: Int, _ username: String, displayName: String, role: String, as admin: LoggedIn) async throws -> LoggedIn {
+    let r = try await httpCall(port: port, "POST", "/api/v1/admin/users", token: admin.token, json: [
+        "username": .string(username), "email": .string("\(username)@example.com"),
+        "displayName": .string(displayName), "role": .string(role), "password": .string("password-of-\(username)"),
+    ])
+    guard r.status == 201 else { throw TestFailure("creating \(username) answered \(r.status): \(r.text)") }
+    return try await apiLogin(port: port, username, "password-of-\(username)")
+}
