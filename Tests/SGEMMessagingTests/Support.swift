@@ -105,12 +105,8 @@ struct Person: Sendable {
     let token: String
 
     static func login(_ port: Int, _ login: String, _ password: String) async throws -> Person {
-        let r = try await httpCall(port: port, "POST", "/api/v1/auth/login", json: ["login": .string(login), "password": .string(password)])
-        let v = try r.json()
-        guard r.status == 200, let token = v["token"]?.stringValue, let id = v["user"]?["id"]?.numberValue else {
-            throw TestFailure("login \(login) answered \(r.status): \(r.text)")
-        }
-        return Person(id: Int64(id), token: token)
+        let session = try await apiLogin(port: port, login, password)
+        return Person(id: session.userID, token: session.token)
     }
 
     var json: JSONValue { .number(Double(id)) }
