@@ -175,7 +175,7 @@ final class Shared<Value: Sendable>: Sendable {
 let burstThreads = BlockingPool(name: "test-burst", threads: 40)
 
 /// Waits (polling, never sleeping a fixed time for a result) until `condition` holds or `seconds` pass.
-func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+func waitUntil(_ seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
     while !condition() {
         if MonotonicClock.nanoseconds() > deadline { return false }

@@ -63,7 +63,7 @@ import Testing
 }
 
 /// Polls `condition` for up to `seconds`.
-func waitFor(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+func waitFor(_ seconds: Double = 60, _ condition: () -> Bool) -> Bool {
     let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
     while !condition() {
         if MonotonicClock.nanoseconds() > deadline { return false }

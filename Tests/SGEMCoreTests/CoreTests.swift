@@ -223,7 +223,7 @@ struct Recorder: ModuleService {
 }
 
 /// Polls `condition` until it holds, failing after `seconds`.
-func waitUntil(seconds: Double = 10, _ condition: @Sendable () async -> Bool) async throws {
+func waitUntil(seconds: Double = 60, _ condition: @Sendable () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while !(await condition()) {
         guard ContinuousClock.now < deadline else { throw WaitTimeout() }

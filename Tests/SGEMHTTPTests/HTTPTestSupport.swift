@@ -181,7 +181,7 @@ extension String {
 }
 
 /// Polls `condition` until it holds or `seconds` pass.
-func eventually(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+func eventually(within seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
     while MonotonicClock.nanoseconds() < deadline {
         if condition() { return true }

@@ -196,7 +196,7 @@ struct WSTestServer {
     }
 
     /// Waits until `condition` holds or the deadline passes; returns whether it held.
-    func eventually(_ seconds: Int = 5, _ condition: () -> Bool) async -> Bool {
+    func eventually(_ seconds: Int = 60, _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if condition() { return true }
@@ -365,7 +365,7 @@ struct WSRequireHeader: Middleware {
         #expect(event?.hasPrefix("flood stopped closed=true") == true)
         let sent = event.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? .max
         #expect(sent < 16_384)
-        #expect(await harness.eventually(10) { harness.server.openConnections == 0 })
+        #expect(await harness.eventually(60) { harness.server.openConnections == 0 })
         #expect(client.readsUntilClosed())
     }
 

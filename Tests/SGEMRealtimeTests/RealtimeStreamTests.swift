@@ -384,7 +384,7 @@ struct RealtimeStreamTests {
             _ = try await two.event()
             #expect(s.metric("sgem_realtime_events_delivered_total") == deliveredBefore + 2)
             one.close()
-            let closedOne = await eventually(10, { s.metric("sgem_realtime_connected_sockets") == connectedBefore + 1 })
+            let closedOne = await eventually(60, { s.metric("sgem_realtime_connected_sockets") == connectedBefore + 1 })
             #expect(closedOne, "connected \(s.metric("sgem_realtime_connected_sockets")) before \(connectedBefore)")
         }
     }

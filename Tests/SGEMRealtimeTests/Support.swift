@@ -144,7 +144,7 @@ final class RealtimeServer: Sendable {
 }
 
 /// Polls `condition` until it holds or `seconds` pass (waiting on a condition, never a fixed sleep).
-func eventually(_ seconds: Double = 10, _ condition: @Sendable () async -> Bool) async -> Bool {
+func eventually(_ seconds: Double = 60, _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = now() + seconds
     while now() < deadline {
         if await condition() { return true }

@@ -53,7 +53,7 @@ func monotonicSeconds() -> Double {
 
 /// Blocks the calling (store) thread until `condition` holds or `timeout` passes; true when it held.
 @discardableResult
-func blockUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+func blockUntil(timeout: Double = 60, _ condition: () -> Bool) -> Bool {
     let deadline = monotonicSeconds() + timeout
     while !condition() {
         if monotonicSeconds() > deadline { return false }
@@ -64,7 +64,7 @@ func blockUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
 
 /// Awaits until `condition` holds or `timeout` passes; true when it held.
 @discardableResult
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+func waitUntil(timeout: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = monotonicSeconds() + timeout
     while !condition() {
         if monotonicSeconds() > deadline { return false }

@@ -163,7 +163,7 @@ final class Flag: Sendable {
 }
 
 /// Awaits until `condition` holds or `timeout` seconds pass; true when it held.
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+func waitUntil(timeout: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
     while !condition() {
         if MonotonicClock.nanoseconds() > deadline { return false }
