@@ -8,9 +8,9 @@ import { parseDate, yearTabs, yearParam, typeName, holidayError } from "./holida
 
 const nameLimit = 100;
 
-/// A lowercase code from a name: "Sick leave" → "sick_leave".
+/// A lowercase code from a name, starting with a letter: "Sick leave" → "sick_leave".
 function keyFrom(name) {
-  return name.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 32);
+  return name.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^[^a-z]+|_+$/g, "").slice(0, 32);
 }
 
 /// Delete with a second click to confirm.
@@ -47,7 +47,7 @@ function publicSection(ctx, year) {
       if (!ctx.alive()) return;
       const items = (Array.isArray(r?.items) ? r.items : []).sort((a, b) => String(a.date).localeCompare(String(b.date)));
       list.replaceChildren(...items.map((p) => h("li.row", { dataset: { id: p.id, date: p.date } },
-        h("span.row-main", {}, h("strong", {}, calendarDate(p.date)), " · ", p.name),
+        h("span.row-main", {}, h("span", {}, h("strong", {}, calendarDate(p.date)), " · ", p.name)),
         h("span.actions", {}, ...confirmDelete(`${calendarDate(p.date)} ${p.name}`, t("leave.phConfirm"), async () => {
           try {
             await del(`/admin/public-holidays/${encodeURIComponent(p.id)}`);
@@ -137,7 +137,7 @@ function typesSection(ctx) {
         const label = typeName(type.key, [type]);
         const edit = h("button.secondary.small", { type: "button", dataset: { action: "edit" }, "aria-label": t("leave.editNamed", { name: label }) }, t("admin.edit"));
         const row = h("li.row", { dataset: { id: type.id, key: type.key } },
-          h("span.row-main", {}, h("strong", {}, type.name || label), h("span.meta", {}, flags(type))),
+          h("span.row-main", {}, h("strong", {}, label), h("span.meta", {}, flags(type))),
           h("span.actions", {}, edit, ...confirmDelete(label, t("leave.typeConfirm"), async () => {
             try {
               await del(`/admin/leave-types/${encodeURIComponent(type.id)}`);

@@ -103,12 +103,14 @@ export async function leaveTypes() {
   }
 }
 
-/// The name of a leave type key in the reader's words ("vacation" is translated).
+/// The name of a leave type key in the reader's words: the name an admin gave it; the built-in
+/// "vacation" in the reader's language until an admin renames it.
 export function typeName(key, types) {
-  if (key === "vacation") return t("hol.type.vacation");
   const found = types.find((ty) => ty.key === key);
-  return found ? found.name : key ? String(key) : t("hol.type.vacation");
+  if (!key || (key === "vacation" && (!found?.name || defaultVacationNames.has(found.name)))) return t("hol.type.vacation");
+  return found?.name || String(key);
 }
+const defaultVacationNames = new Set(["Vacation", "Vacations", "Holiday", "Holidays"]);
 
 export function statusBadge(status) {
   const known = statuses.includes(status) ? status : "pending";
@@ -117,9 +119,9 @@ export function statusBadge(status) {
 
 /// The year's numbers: allowance, carried over, approved, pending, remaining.
 export function summaryList(summary, id) {
-  const row = (key, value, cls = "") => h("div.sum-item" + cls, { dataset: { key } },
-    h("dt", {}, t("hol.sum." + key)), h("dd", { id: id ? `${id}-${key}` : null }, days(value)));
-  return h("dl.summary", { id },
+  const row = (key, value, cls = "") => h("li.sum-item" + cls, { dataset: { key } },
+    h("span.sum-label", {}, t("hol.sum." + key)), " ", h("strong.sum-value", { id: id ? `${id}-${key}` : null }, days(value)));
+  return h("ul.summary", { id },
     row("allowance", summary?.allowance),
     row("carriedOver", summary?.carriedOver),
     row("approved", summary?.approvedDays),
