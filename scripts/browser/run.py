@@ -1639,6 +1639,16 @@ def holiday_screens_in_spanish_and_the_admin_lists(ctx):
     # The public holiday does not count: 2 working days of 3 (unless the 5th or 7th is a weekend day).
     expected = sum(1 for day in (5, 7) if datetime.date(year, 1, day).isoweekday() <= 5)
     assert moved["days"] == expected, moved
+    # An admin knows the working week, so the form counts the working days as the dates are picked.
+    d.get(server.url + f"/#/holidays?year={year}")
+    screen(d, "holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests[aria-busy='false']"))
+    set_date(d, "hol-start", f"{year}-01-05")
+    set_date(d, "hol-end", f"{year}-01-07")
+    d.find_element(By.ID, "hol-halfStart").click()
+    counted = expected - (0.5 if datetime.date(year, 1, 5).isoweekday() <= 5 else 0)
+    words = f"{counted:g}".replace(".", ",") + (" día" if counted == 1 else " días")
+    wait_for(d, lambda d: d.find_element(By.ID, "hol-count").text == f"Son {words} de trabajo.")
     d.get(server.url + f"/#/admin/holidays?user={eve_api.user['id']}&year={year}")
     screen(d, "admin-holidays")
     wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-person[aria-busy='false']"))

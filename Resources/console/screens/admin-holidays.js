@@ -175,7 +175,7 @@ async function detailView(root, ctx, types, id) {
     if (r.decisionNote) facts.push([t("hol.decisionNote"), h("span.text", {}, r.decisionNote)]);
     const alsoAway = Array.isArray(d.alsoAway) ? d.alsoAway : [];
     const others = Array.isArray(d.otherRequests) ? d.otherRequests : [];
-    slot.replaceChildren(
+    slot.replaceChildren(...[
       h("div.page-head", {}, h("h1", { id: "ah-title" }, t("ah.requestOf", { name })),
         h("p", {}, h("a", { href: `${route}?user=${encodeURIComponent(user.id ?? r.userId)}&year=${year}`, id: "ah-history-link" }, t("ah.personHistory", { name })))),
       h("section.card", { id: "ah-request", "aria-labelledby": "ah-title", dataset: { status: r.status } },
@@ -196,7 +196,8 @@ async function detailView(root, ctx, types, id) {
         others.length
           ? h("ul.hol-list", { id: "ah-others" }, ...others.map((o) => requestItem(o, types, { link: `${route}?id=${encodeURIComponent(o.id)}` })))
           : h("p.muted", {}, t("ah.noOthers"))),
-      h("section.card", { "aria-labelledby": "ah-history-title" }, h("h2", { id: "ah-history-title" }, t("ah.history")), historyList(r.history, nameOf)));
+      h("section.card", { "aria-labelledby": "ah-history-title" }, h("h2", { id: "ah-history-title" }, t("ah.history")), historyList(r.history, nameOf)),
+    ].filter(Boolean));
     slot.setAttribute("aria-busy", "false");
   }
   await load();

@@ -110,7 +110,8 @@ export async function render(root, ctx) {
   const prev = shift(month, -1);
   const next = shift(month, 1);
   const body = h("div", { id: "cal-body", "aria-busy": "true" });
-  root.append(
+  // (DOM append would write a null out as text, hence the filter.)
+  root.append(...[
     h("div.page-head", {}, h("h1", {}, t("cal.title")),
       ctx.hasPage("holidays") ? h("p", {}, h("a", { href: "#/holidays" }, t("cal.toMine"))) : null),
     h("div.cal-nav", {},
@@ -118,7 +119,7 @@ export async function render(root, ctx) {
       h("h2.cal-month", { id: "cal-month", "aria-live": "polite" }, monthTitle(month)),
       h("a.button.secondary", { href: `#/calendar?month=${monthKey(next)}`, id: "cal-next", "aria-label": t("cal.nextNamed", { month: monthTitle(next) }) }, t("cal.next") + " ›")),
     ctx.isAdmin ? h("p.hint", {}, t("cal.adminHint")) : null,
-    body, feedCard());
+    body, feedCard()].filter(Boolean));
 
   const from = `${monthKey(month)}-01`;
   const to = `${monthKey(month)}-${pad(lastDay(month))}`;

@@ -145,6 +145,6 @@ export async function render(root, ctx) {
   // Admins reach the person's holidays year by year (and their allowance) from here.
   const holidays = ctx.isAdmin && ctx.hasPage("admin-holidays")
     ? h("a.button.secondary", { id: "person-holidays", href: `#/admin/holidays?user=${encodeURIComponent(user.id)}` }, t("person.holidays")) : null;
-  root.append(back, slot, status, edit || message || holidays ? h("div.actions", {}, message, edit, holidays) : null, editSlot);
+  root.append(...[back, slot, status, edit || message || holidays ? h("div.actions", {}, message, edit, holidays) : null, editSlot].filter(Boolean));
   show();
 }
