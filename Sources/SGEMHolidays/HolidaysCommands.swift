@@ -86,10 +86,11 @@ struct HolidaysCommands: Sendable {
         var entries: [(Day, String)] = []
         var lines: [Int] = []
         var seen: [Day: Int] = [:]
-        let rows = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // Split on scalars: "\r\n" is one Character, so a Character split would miss it.
+        let rows = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
         for (index, rawLine) in rows.enumerated() {
             let number = index + 1
-            var line = String(rawLine)
+            var line = String(String.UnicodeScalarView(rawLine))
             if line.hasSuffix("\r") { line.removeLast() }
             if number == 1, line.hasPrefix("\u{FEFF}") { line.removeFirst() }
             if line.trimmingWhitespace().isEmpty { continue }
