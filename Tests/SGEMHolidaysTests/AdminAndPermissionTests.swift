@@ -30,6 +30,12 @@ struct AdminAndPermissionTests {
             try await o.expect(401, "POST", "/holidays", as: "", ["start": "2030-06-10", "end": "2030-06-11"])
             // The request is untouched by all that.
             #expect(try await o.expect(200, "GET", "/holidays/\(id)", as: "ana")["status"]?.stringValue == "pending")
+            // An inactive employee's history stays visible to admins, off the team calendar.
+            try await o.expect(200, "POST", "/admin/holidays/\(id)/approve", as: "boss")
+            try await o.expect(200, "PATCH", "/admin/users/\(o.userID("ana"))", as: "boss", ["active": false])
+            #expect(try await o.expect(200, "GET", "/users/\(o.userID("ana"))/holidays?year=2030", as: "boss")["requests"]?.arrayValue?.count == 1)
+            #expect(try await o.expect(200, "GET", "/admin/holidays?userId=\(o.userID("ana"))", as: "boss")["items"]?.arrayValue?.count == 1)
+            #expect(try await o.expect(200, "GET", "/holidays/calendar?from=2030-06-01&to=2030-06-30", as: "bob")["items"]?.arrayValue?.isEmpty == true)
         }
     }
 
