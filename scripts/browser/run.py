@@ -1558,6 +1558,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     # The admin's Home counted it live, and the request opens from there.
     wait_for(admin, lambda d: d.find_element(By.ID, "home-pending-count").text == "1")
     assert admin.find_element(By.ID, "home-pending-words").text == "request is waiting for your decision."
+    shot(admin, ctx, "holiday-home-admin-pending")
     wait_for(admin, lambda d: d.find_element(By.ID, "nav-pending-holidays"))
     admin.find_element(By.ID, "home-pending-link").click()
     screen(admin, "admin-holidays")
@@ -1582,6 +1583,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     assert text_content(eve.find_element(By.ID, "hol-summary-remaining")) == days_text(23 - request["days"])
     assert text_content(eve.find_element(By.ID, "hol-summary-approved")) == days_text(request["days"])
     assert "Have a good time" in eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']").text
+    shot(eve, ctx, "holiday-mine-approved")
     eve.get(server.url + "/#/notices")
     screen(eve, "notices")
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
@@ -1634,6 +1636,12 @@ def holiday_screens_in_spanish_and_the_admin_lists(ctx):
     d.find_element(By.ID, "lt-add").click()
     wait_for(d, lambda d: "Mudanza" in d.find_element(By.ID, "lt-list").text)
     assert "se aprueba al momento" in d.find_element(By.CSS_SELECTOR, "#lt-list [data-key='mudanza']").text
+    shot(d, ctx, "holiday-admin-leave-es")
+    # Someone's own number of days is one choice away.
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, f"#al-person option[value='{eve_api.user['id']}']"))
+    Select(d.find_element(By.ID, "al-person")).select_by_value(str(eve_api.user["id"]))
+    assert d.find_element(By.ID, "al-open").get_attribute("href").endswith(f"#/admin/holidays?user={eve_api.user['id']}&year={year}")
+    assert not d.find_elements(By.CSS_SELECTOR, "#lt-list [data-key='vacation'] [data-action='delete']"), "holiday stays"
     status, moved = eve_api.call("POST", "/holidays", {"start": f"{year}-01-05", "end": f"{year}-01-07", "type": "mudanza"})
     assert status == 201 and moved["status"] == "approved", (status, moved)
     # The public holiday does not count: 2 working days of 3 (unless the 5th or 7th is a weekend day).
@@ -1661,6 +1669,7 @@ def holiday_screens_in_spanish_and_the_admin_lists(ctx):
     wait_for(d, lambda d: d.find_element(By.ID, "ah-person-done").text)
     wait_for(d, lambda d: text_content(d.find_element(By.ID, "ah-person-summary-allowance")) == "25,5 días")
     assert eve_api.call("GET", f"/holidays?year={year}")[1]["allowance"] == 25.5
+    shot(d, ctx, "holiday-person-years-es")
     d.get(server.url + "/#/admin/holidays")
     screen(d, "admin-holidays")
     wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-list[aria-busy='false']"))

@@ -15,6 +15,8 @@ import {
 
 const peopleLimit = 200;
 const route = "#/admin/holidays";
+// The list's filters as last chosen, so "Back to all requests" returns to the same list.
+let listQuery = "";
 
 /// Names by user id, each asked for once per screen.
 function names() {
@@ -68,6 +70,9 @@ async function listView(root, ctx, types) {
     if (year.value) query.set("year", year.value);
     if (person.value) query.set("userId", person.value);
     if (type.value) query.set("type", type.value);
+    // The address keeps the choice (without a new history entry or a redraw).
+    listQuery = new URLSearchParams({ status: status.value, year: year.value, userId: person.value, type: type.value }).toString();
+    history.replaceState(null, "", `${route}?${listQuery}`);
     try {
       const result = await get("/admin/holidays?" + query);
       if (mine !== sequence || !ctx.alive()) return;
@@ -147,7 +152,7 @@ async function detailView(root, ctx, types, id) {
   const slot = h("div", { id: "ah-detail", "aria-busy": "true" });
   const done = notice();
   done.id = "ah-done";
-  root.append(h("p.back", {}, h("a", { href: route }, t("ah.back"))), done, slot);
+  root.append(h("p.back", {}, h("a", { href: `${route}?${listQuery}` }, t("ah.back"))), done, slot);
 
   async function load() {
     let d;
@@ -266,11 +271,11 @@ async function personView(root, ctx, types, userId) {
     const requests = Array.isArray(result.requests) ? result.requests : [];
     slot.replaceChildren(
       h("section.card", { "aria-labelledby": "ah-person-sum" },
-        h("h2", { id: "ah-person-sum" }, t("hol.summaryTitle", { year })),
+        h("h2", { id: "ah-person-sum" }, t("ah.theirYear", { name, year })),
         summaryList(summary, "ah-person-summary"),
         allowanceForm(userId, year, summary, (message) => { done.set("ok", message); load(); })),
       h("section.card", { "aria-labelledby": "ah-person-requests" },
-        h("h2", { id: "ah-person-requests" }, t("hol.requestsTitle", { year })),
+        h("h2", { id: "ah-person-requests" }, t("ah.theirRequests", { name, year })),
         requests.length
           ? h("ul.hol-list", { id: "ah-person-list" }, ...requests.map((r) => requestItem(r, types, { link: `${route}?id=${encodeURIComponent(r.id)}` })))
           : h("p.muted", {}, t("hol.none", { year }))));

@@ -138,7 +138,8 @@ function typesSection(ctx) {
         const edit = h("button.secondary.small", { type: "button", dataset: { action: "edit" }, "aria-label": t("leave.editNamed", { name: label }) }, t("admin.edit"));
         const row = h("li.row", { dataset: { id: type.id, key: type.key } },
           h("span.row-main", {}, h("strong", {}, label), h("span.meta", {}, flags(type))),
-          h("span.actions", {}, edit, ...confirmDelete(label, t("leave.typeConfirm"), async () => {
+          // The built-in holiday type stays (the server refuses to delete it).
+          h("span.actions", {}, edit, ...(type.key === "vacation" ? [] : confirmDelete(label, t("leave.typeConfirm"), async () => {
             try {
               await del(`/admin/leave-types/${encodeURIComponent(type.id)}`);
               status.set("ok", t("leave.typeDeleted", { name: label }));
@@ -148,7 +149,7 @@ function typesSection(ctx) {
               status.set("bad", holidayError(error));
               return false;
             }
-          })));
+          }))));
         edit.addEventListener("click", () => editForm(type, row));
         return row;
       }));
@@ -194,6 +195,27 @@ function typesSection(ctx) {
     list, h("h3", {}, t("leave.newType")), form, status);
 }
 
+/// Allowances: the company's default lives in Settings; a person's own number of days for a year
+/// is set on their holiday years, opened from here.
+function allowancesSection(ctx, year) {
+  const person = h("select", { id: "al-person" }, h("option", { value: "" }, t("leave.choosePerson")));
+  // The link appears once someone is chosen.
+  const open = h("a.button.secondary", { id: "al-open", href: "#/admin/holidays", hidden: true }, t("leave.openPerson"));
+  const update = () => {
+    open.href = `#/admin/holidays?user=${encodeURIComponent(person.value)}&year=${year}`;
+    open.hidden = !person.value;
+  };
+  person.addEventListener("change", update);
+  get("/users?status=all&limit=200").then((r) => {
+    if (!ctx.alive()) return;
+    person.append(...(r?.items ?? []).map((u) => h("option", { value: String(u.id) }, `${u.displayName || u.username} (@${u.username})`)));
+  }, () => {});
+  return h("section.card", { id: "al-card", "aria-labelledby": "al-title" },
+    h("h2", { id: "al-title" }, t("leave.allowancesTitle")),
+    h("p.muted", {}, t("leave.allowancesIntro"), " ", ctx.hasPage("admin-settings") ? h("a", { href: "#/admin/settings" }, t("leave.toSettings")) : null),
+    h("div.toolbar", {}, h("div.field", {}, h("label", { for: "al-person" }, t("leave.person")), person), h("p.actions", {}, open)));
+}
+
 export function render(root, ctx) {
   const year = yearParam(ctx.params);
   root.append(
@@ -201,7 +223,8 @@ export function render(root, ctx) {
       h("p", {}, h("a.button.secondary", { id: "leave-csv", download: "", href: `/api/v1/admin/holidays.csv?year=${year}` }, t("ah.csv", { year })))),
     yearTabs("#/admin/leave", year, { label: t("hol.years") }),
     publicSection(ctx, year),
-    typesSection(ctx));
+    typesSection(ctx),
+    allowancesSection(ctx, year));
   if (!ctx.hasPage("admin-holidays")) return null;
   root.querySelector(".page-head").append(h("p", {}, h("a", { href: "#/admin/holidays" }, t("leave.toRequests"))));
   return null;

@@ -5,7 +5,7 @@
 import { get, post } from "../api.js";
 import { t, lang, calendarDate } from "../i18n.js";
 import { h, notice, failure, copyButton, errorText } from "../dom.js";
-import { parseDate, today, addDays, isoWeekday, publicHolidays, statusBadge, leaveTypes, typeName } from "./holidays-common.js";
+import { parseDate, today, addDays, isoWeekday, publicHolidays, statusBadge, leaveTypes, typeName, dateRange } from "./holidays-common.js";
 
 function monthParam(params) {
   const m = /^(\d{4})-(\d{2})$/.exec(params.get("month") ?? "");
@@ -73,7 +73,7 @@ function list(items, holidays, types) {
     entries.length
       ? h("ul.hol-list", {}, ...entries.map((it) => h("li.hol-item", { dataset: { userId: it.userId, status: it.status } },
         h("div.hol-item-head", {}, h("strong.hol-who", {}, personLabel(it)),
-          h("span.hol-dates", {}, it.start === it.end ? calendarDate(it.start) : `${calendarDate(it.start)} – ${calendarDate(it.end)}`),
+          h("span.hol-dates", {}, dateRange(it)),
           it.status === "pending" ? statusBadge("pending") : null),
         it.type ? h("p.meta", {}, typeName(it.type, types)) : null)))
       : h("p.empty", { id: "cal-empty" }, t("cal.nobody")),
