@@ -1537,6 +1537,9 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     # Back at midday on the last day: a half day.
     eve.find_element(By.ID, "hol-halfEnd").click()
     eve.find_element(By.ID, "hol-note").send_keys("Family visit")
+    # The form counts the working days as the dates are picked (the server's count must agree).
+    wait_for(eve, lambda d: d.find_element(By.ID, "hol-count").text.startswith("That is "))
+    counted = eve.find_element(By.ID, "hol-count").text
     wait_for(eve, realtime_open)
     eve.find_element(By.ID, "hol-submit").click()
     wait_for(eve, lambda d: "has been sent" in d.find_element(By.ID, "hol-form-status").text)
@@ -1544,6 +1547,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     mine = Api(server, "eve", EMPLOYEE_PASSWORD).call("GET", f"/holidays?year={today.year}")[1]
     request = next(r for r in mine["requests"] if r["start"] == start)
     assert request["halfEnd"] is True and request["days"] % 1 == 0.5, request
+    assert counted == f"That is {days_text(request['days'])} of work.", (counted, request["days"])
     item = eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']")
     assert "until midday on the last day" in item.text and "Waiting for a decision" in item.text, item.text
     assert days_text(request["days"]) in item.text, item.text

@@ -11,17 +11,10 @@ import {
   yearTabs, yearParam, requestItem, holidayError, noteLimit,
 } from "./holidays-common.js";
 
-/// The company's working days, when this reader may know them: the summary may carry them;
-/// an admin reads the settings. Otherwise null (the server counts, and says so once sent).
-async function workingDaysFor(ctx, mine) {
-  if (Array.isArray(mine?.workingDays)) return mine.workingDays;
-  if (!ctx.isAdmin) return null;
-  try {
-    const settings = await get("/admin/settings");
-    return Array.isArray(settings.workingDays) ? settings.workingDays : null;
-  } catch {
-    return null;
-  }
+/// The company's working days (ISO weekdays), which the year view carries; null from a server
+/// that does not say (the form then leaves the count to the server, and says so).
+function workingDaysOf(mine) {
+  return Array.isArray(mine?.workingDays) && mine.workingDays.every(Number.isInteger) ? mine.workingDays : null;
 }
 
 /// Cancel with a second click to confirm, so a slip of the finger changes nothing.
@@ -161,8 +154,7 @@ export async function render(root, ctx) {
     return null;
   }
   if (!ctx.alive()) return null;
-  const workingDays = await workingDaysFor(ctx, mine);
-  if (!ctx.alive()) return null;
+  const workingDays = workingDaysOf(mine);
 
   let known = new Map();
   function draw(result) {
