@@ -1604,6 +1604,12 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     screen(admin, "person")
     wait_for(admin, lambda d: d.find_element(By.ID, "person-away").get_attribute("data-until") == end)
     shot(eve, ctx, "holiday-directory-away")
+    # A chat with her says so beside her name.
+    status, chat = admin_api.call("POST", "/chats/direct", {"userId": request["userId"]})
+    assert status in (200, 201), (status, chat)
+    admin.get(server.url + f"/#/chat?id={chat['id']}")
+    screen(admin, "chat")
+    wait_for(admin, lambda d: d.find_element(By.ID, "chat-away").get_attribute("data-until") == end)
     # The team calendar shows both absences, on a phone as a list without sideways scrolling.
     eve.set_window_size(375, 740)
     eve.get(server.url + "/#/calendar")
@@ -1613,6 +1619,12 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     assert "Eve Employee" in names and "Bob Builder" in names, names
     assert horizontal_overflow(eve) <= 0
     shot(eve, ctx, "holiday-calendar-phone")
+    # Month by month.
+    this_month = eve.find_element(By.ID, "cal-month").text
+    eve.find_element(By.ID, "cal-next").click()
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#cal-body[aria-busy='false']") and d.find_element(By.ID, "cal-month").text != this_month)
+    eve.find_element(By.ID, "cal-prev").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "cal-month").text == this_month)
     no_script_errors(admin, eve)
 
 

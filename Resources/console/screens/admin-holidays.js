@@ -39,9 +39,11 @@ function select(id, options, value) {
 async function listView(root, ctx, types) {
   const params = ctx.params;
   const now = thisYear();
-  const years = [now - 2, now - 1, now, now + 1];
+  const asked = Number(params.get("year"));
+  const years = [...new Set([now - 2, now - 1, now, now + 1, ...(Number.isInteger(asked) && asked > 1970 ? [asked] : [])])].sort((a, b) => a - b);
   const status = select("ah-status", [["", t("ah.any")], ...statuses.map((s) => [s, t("hol.status." + s)])], params.get("status") ?? "");
-  const year = select("ah-year", [["", t("ah.anyYear")], ...years.map((y) => [String(y), String(y)])], params.get("year") ?? String(now));
+  // Any year unless chosen, so a request waiting for next year is never out of sight.
+  const year = select("ah-year", [["", t("ah.anyYear")], ...years.map((y) => [String(y), String(y)])], params.get("year") ?? "");
   const person = select("ah-user", [["", t("ah.everyone")]], "");
   const type = select("ah-type", [["", t("ah.anyType")], ...types.map((ty) => [ty.key, typeName(ty.key, types)])], params.get("type") ?? "");
   const csv = h("a.button.secondary", { id: "ah-csv", download: "" }, "");

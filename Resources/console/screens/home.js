@@ -82,7 +82,7 @@ async function loadHolidays(ctx, slot) {
       h("h2", { id: "home-pending-title" }, t("home.pendingTitle")),
       h("p", {}, h("strong.big-number", { id: "home-pending-count", dataset: { count: n } }, String(n)), " ",
         h("span", { id: "home-pending-words" }, tn("home.pendingWords", n))),
-      h("p", {}, h("a", { href: "#/admin/holidays?status=pending", id: "home-pending-link" }, t("home.pendingLink")))));
+      h("p", {}, h("a", { href: "#/admin/holidays?status=pending&year=", id: "home-pending-link" }, t("home.pendingLink")))));
   }
   if (my) {
     const sum = my.summary ?? my;
