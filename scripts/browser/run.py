@@ -1603,6 +1603,10 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     admin.get(server.url + f"/#/person?id={request['userId']}")
     screen(admin, "person")
     wait_for(admin, lambda d: d.find_element(By.ID, "person-away").get_attribute("data-until") == end)
+    # From her page, an admin opens her holidays year by year.
+    admin.find_element(By.ID, "person-holidays").click()
+    screen(admin, "admin-holidays")
+    wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, f"#ah-person-list [data-request-id='{request['id']}'][data-status='approved']"))
     shot(eve, ctx, "holiday-directory-away")
     # A chat with her says so beside her name.
     status, chat = admin_api.call("POST", "/chats/direct", {"userId": request["userId"]})

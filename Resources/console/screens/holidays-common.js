@@ -6,7 +6,7 @@ import { t, lang, calendarDate } from "../i18n.js";
 import { h, errorText } from "../dom.js";
 
 export const statuses = ["pending", "approved", "rejected", "cancelled"];
-export const noteLimit = 1000;
+export const noteLimit = 2000;  // the server's bound on a note
 
 /// "2026-12-02" → {y, m, d}; null when it is not a real date.
 export function parseDate(text) {

@@ -161,7 +161,8 @@ export async function render(root, ctx) {
     summarySlot.replaceChildren(h("h2", { id: "hol-summary-title" }, t("hol.summaryTitle", { year })), summaryList(result.summary ?? result, "hol-summary"));
     const requests = Array.isArray(result.requests) ? result.requests : [];
     list.replaceChildren(...requests.map((r) => requestItem(r, types, {
-      actions: cancellable(r) ? cancelButton(r, reload, listStatus) : [],
+      // My own cancel is said once, by the list's status line, not again as a change.
+      actions: cancellable(r) ? cancelButton(r, () => { known.set(r.id, "cancelled"); reload(); }, listStatus) : [],
     })));
     if (!requests.length) list.append(h("li.empty", {}, t("hol.none", { year })));
     list.setAttribute("aria-busy", "false");
