@@ -11,7 +11,7 @@ BIN_RELEASE := .build/release/sgem-server
 # Debian's python carries Debian's selenium; pyenv shims may shadow `python3`.
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all build release run test test-swift test-browser test-openapi test-api-fuzz bench console clean help
+.PHONY: all build release run test test-swift test-browser test-openapi test-api-fuzz test-ical bench console clean help
 
 all: build
 
@@ -42,7 +42,7 @@ run: release
 console:
 	python3 scripts/embed-console.py
 
-test: test-swift test-openapi test-api-fuzz test-browser
+test: test-swift test-openapi test-ical test-api-fuzz test-browser
 
 test-swift:
 	@scripts/bootstrap.sh test
@@ -63,6 +63,11 @@ test-browser: release
 test-openapi: release
 	@scripts/bootstrap.sh test
 	python3 scripts/check-openapi.py $(BIN_RELEASE)
+
+# The holidays iCal feed, filled over the API, parsed by a real RFC 5545 parser (icalendar, PyPI).
+test-ical: release
+	@scripts/bootstrap.sh test
+	python3 scripts/check-ical.py $(BIN_RELEASE)
 
 # Requests generated from the served OpenAPI document (schemathesis, PyPI), unauthenticated, as an
 # employee and as an admin: no 5xx, every answer as the document describes it. Seeded and bounded

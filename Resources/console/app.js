@@ -11,10 +11,17 @@ import * as realtime from "./realtime.js";
 
 // Every section of the product. A page a module registers with the same id replaces the
 // placeholder, so sections light up as their modules land without touching this list.
+// A section with a `family` is a further screen of that module: it has no placeholder of its own,
+// and lights up (with its own script) once the module registers the family's page.
 const sections = [
   { id: "home", route: "#/home", key: "nav.home", order: 5 },
   { id: "directory", route: "#/directory", key: "nav.directory", order: 10 },
   { id: "holidays", route: "#/holidays", key: "nav.holidays", order: 20 },
+  { id: "calendar", route: "#/calendar", key: "nav.calendar", order: 22, family: "holidays", script: "/assets/screens/holidays-calendar.js" },
+  { id: "admin-holidays", route: "#/admin/holidays", key: "nav.adminHolidays", order: 104, adminOnly: true, family: "holidays",
+    script: "/assets/screens/admin-holidays.js" },
+  { id: "admin-leave", route: "#/admin/leave", key: "nav.adminLeave", order: 106, adminOnly: true, family: "holidays",
+    script: "/assets/screens/admin-leave.js" },
   { id: "notices", route: "#/notices", key: "nav.notices", order: 30 },
   { id: "chat", route: "#/chat", key: "nav.chat", order: 40 },
   { id: "company", route: "#/company", key: "nav.company", order: 50 },
@@ -22,6 +29,7 @@ const sections = [
   { id: "admin-users", route: "#/admin/users", key: "nav.adminUsers", order: 100, adminOnly: true },
   { id: "admin-settings", route: "#/admin/settings", key: "nav.adminSettings", order: 110, adminOnly: true },
   { id: "admin-audit", route: "#/admin/audit", key: "nav.adminAudit", order: 120, adminOnly: true },
+  { id: "admin-translation", route: "#/admin/translation", key: "nav.adminTranslation", order: 130, adminOnly: true },
 ];
 const soonScript = "/assets/screens/soon.js";
 const loginScript = "/assets/screens/login.js";
@@ -41,6 +49,7 @@ const state = {
   setup: false,       // on /setup: the first-run form instead of the routes
   setupToken: null,   // the one-time token read from /setup#token=…, kept in memory only
   chatUnread: 0,      // chats with unread messages, shown on "Chat"
+  pendingHolidays: 0, // holiday requests waiting for a decision, shown to admins on "Holiday requests"
   chatTimer: null,
 };
 const chatRefreshDelayMs = 400;
@@ -54,11 +63,14 @@ function title(page) {
 }
 
 function mergePages(registered) {
-  const byId = new Map(sections.map((s) => [s.id, { ...s, script: soonScript, soon: true }]));
-  for (const p of registered) {
-    if (typeof p.route !== "string" || !p.route.startsWith("#/") || typeof p.script !== "string" || !p.script.startsWith("/assets/")) continue;
-    const base = byId.get(p.id) ?? {};
+  const byId = new Map(sections.filter((s) => !s.family).map((s) => [s.id, { ...s, script: soonScript, soon: true }]));
+  const usable = registered.filter((p) => typeof p.route === "string" && p.route.startsWith("#/") && typeof p.script === "string" && p.script.startsWith("/assets/"));
+  for (const p of usable) {
+    const base = byId.get(p.id) ?? sections.find((s) => s.id === p.id) ?? {};
     byId.set(p.id, { ...base, ...p, soon: false });
+  }
+  for (const s of sections.filter((s) => s.family && !byId.has(s.id))) {
+    if (usable.some((p) => p.id === s.family)) byId.set(s.id, { ...s, soon: false });
   }
   return [...byId.values()].sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));
 }
@@ -105,7 +117,8 @@ function drawNav(current) {
     "aria-current": page.route === current ? "page" : null,
     dataset: { page: page.id },
   }, title(page), page.id === "notices" && !page.soon ? unreadBadge() : null,
-    page.id === "chat" && !page.soon ? chatBadge() : null));
+    page.id === "chat" && !page.soon ? chatBadge() : null,
+    page.id === "admin-holidays" && !page.soon ? countBadge("nav-pending-holidays", state.pendingHolidays, "nav.pendingHolidays") : null));
   nav.replaceChildren(...state.pages.filter((p) => !p.adminOnly && p.inNavigation !== false).map(link));
   const adminPages = isAdmin() ? state.pages.filter((p) => p.adminOnly) : [];
   adminNav.replaceChildren(...adminPages.map(link));
@@ -153,6 +166,13 @@ function refreshChatUnread() {
   return refreshCount("chat", "chatUnread", "/chats", (r) => (Array.isArray(r?.items) ? r.items : []).filter((c) => c.unreadCount > 0).length);
 }
 
+/// The count on "Holiday requests" (admins): requests waiting for a decision.
+function refreshPendingHolidays() {
+  if (!isAdmin()) return Promise.resolve();
+  return refreshCount("admin-holidays", "pendingHolidays", "/admin/holidays?status=pending",
+    (r) => (Array.isArray(r?.items) ? r.items : []).filter((x) => x.status === "pending").length);
+}
+
 function chatUnreadSoon() {
   clearTimeout(state.chatTimer);
   state.chatTimer = setTimeout(refreshChatUnread, chatRefreshDelayMs);
@@ -193,7 +213,8 @@ function listenLive() {
     const mentioned = Array.isArray(m.mentions) && m.mentions.includes(state.me.id);
     notify(t(mentioned ? "notify.mention" : "notify.message", { name }), m.body, `message-${m.id}`, `#/chat?id=${m.chatId}`);
   });
-  realtime.on("resync", () => refreshUnread());
+  realtime.on("resync", () => { refreshUnread(); refreshPendingHolidays(); });
+  realtime.on("holiday.updated", () => refreshPendingHolidays());
   realtime.onStatus((online) => {
     const el = $("rt-status");
     el.textContent = online || !state.me ? "" : t("app.offline");
@@ -304,6 +325,7 @@ async function render() {
   }
   refreshUnread();
   chatUnreadSoon();
+  refreshPendingHolidays();
 }
 
 /// The first-run page: its own screen, whatever the session; on success the new admin is
@@ -372,6 +394,7 @@ async function logout() {
   state.me = null;
   state.unread = 0;
   state.chatUnread = 0;
+  state.pendingHolidays = 0;
   startUnreadTimer();
   startLive();
   state.flash = "login.loggedOut";

@@ -1,6 +1,6 @@
 // Small DOM helpers. Everything is built with createElement and textContent, so data from the
 // server is never parsed as HTML.
-import { t, fieldProblem, dateTime } from "./i18n.js";
+import { t, fieldProblem, dateTime, calendarDate } from "./i18n.js";
 import { put, del } from "./api.js";
 import { twitterURL, linkedinURL, telURL, mailtoURL } from "./links.js";
 
@@ -137,6 +137,12 @@ export function when(iso) {
   return h("time", { datetime: iso }, dateTime(iso));
 }
 
+/// "Away until 5 Dec 2026" for someone on approved leave today (a user's `away`), else null.
+export function awayBadge(away, id) {
+  if (!away?.until) return null;
+  return h("span.badge.away", { id, dataset: { until: away.until } }, t("person.away", { until: calendarDate(away.until) }));
+}
+
 /// A page-level message that cannot be used (a failed load), as an alert.
 export function failure(error, fallback) {
   return h("p.notice.bad", { role: "alert" }, error && error.describe ? error.describe() : fallback);
@@ -149,8 +155,9 @@ export function errorText(error) {
 
 /// Sends a form: the button waits; on failure a 422's problems (plus `problems(error)`, for
 /// codes such as email_taken) show next to their fields, the first one focused, and the error in
-/// words goes to `status`. Resolves to {ok, result} or {ok: false, error}.
-export async function submitForm({ button, fields, status, problems }, send) {
+/// words (`describe(error)`, errorText by default) goes to `status`. Resolves to {ok, result} or
+/// {ok: false, error}.
+export async function submitForm({ button, fields, status, problems, describe = errorText }, send) {
   button.disabled = true;
   try {
     const result = await send();
@@ -158,7 +165,7 @@ export async function submitForm({ button, fields, status, problems }, send) {
     return { ok: true, result };
   } catch (error) {
     showFieldErrors(fields, { ...(error?.fields ?? {}), ...(problems ? problems(error) : {}) });
-    status.set("bad", errorText(error));
+    status.set("bad", describe(error));
     return { ok: false, error };
   } finally {
     button.disabled = false;

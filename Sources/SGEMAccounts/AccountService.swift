@@ -309,6 +309,10 @@ struct AccountsDirectory: UserDirectory {
         let repository = service.repository
         return try await service.store.read { db in try repository.usersCreated(db, after: time) }
     }
+    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] {
+        try await StoreDirectory.users(ids: ids, store: service.store, repository: service.repository)
+    }
+    func user(login: String) async throws -> DirectoryUser? { try await service.user(login: login)?.0.directoryUser }
 }
 
 /// `UserDirectory` for other modules' admin verbs (`notices post` counts its audience), reading
@@ -332,5 +336,23 @@ struct StoreDirectory: UserDirectory {
     func usersCreated(after time: Timestamp) async throws -> Int {
         let repository = self.repository
         return try await openStore().read { db in try repository.usersCreated(db, after: time) }
+    }
+    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] {
+        try await StoreDirectory.users(ids: ids, store: try await openStore(), repository: repository)
+    }
+    func user(login: String) async throws -> DirectoryUser? {
+        let repository = self.repository
+        let key = login.trimmingWhitespace().lowercased()
+        return try await openStore().read { db in try repository.userWithPasswordHash(db, login: key)?.0.directoryUser }
+    }
+
+    /// `ids` looked up in one read: the one batch lookup both directories share.
+    static func users(ids: [Int64], store: Store, repository: AccountsRepository) async throws -> [Int64: DirectoryUser] {
+        guard !ids.isEmpty else { return [:] }
+        let unique = Array(Set(ids))
+        let records = try await store.read { db in try repository.users(db, ids: unique) }
+        var out: [Int64: DirectoryUser] = [:]
+        for record in records { out[record.id] = record.directoryUser }
+        return out
     }
 }

@@ -20,6 +20,20 @@ struct AccountsRepository: Sendable {
         try db.queryOne("SELECT \(Self.userColumns) FROM accounts_users WHERE id = ?", id).map(UserRecord.init(row:))
     }
 
+    /// The users among `ids` (active or not), in one statement per 500 ids.
+    func users(_ db: Database, ids: [Int64]) throws -> [UserRecord] {
+        var out: [UserRecord] = []
+        var start = 0
+        while start < ids.count {
+            let chunk = Array(ids[start..<min(ids.count, start + 500)])
+            start += chunk.count
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            out += try db.query("SELECT \(Self.userColumns) FROM accounts_users WHERE id IN (\(marks))",
+                                bindings: chunk.map { $0 as any SQLBindable }).map(UserRecord.init(row:))
+        }
+        return out
+    }
+
     /// The user whose username or lowercased email is `key`, with the stored password hash.
     func userWithPasswordHash(_ db: Database, login key: String) throws -> (UserRecord, String)? {
         try db.queryOne("SELECT \(Self.userColumns), password_hash FROM accounts_users WHERE username = ? OR email_lower = ? LIMIT 1", key, key)

@@ -144,7 +144,8 @@ struct AccountsRoutes: Sendable {
             guard let id = Int64(request.parameters["id"] ?? ""), let record = try await service.user(id: id) else {
                 throw APIError.notFound("no such user")
             }
-            return .json(record.publicJSON)
+            let away = await Away.lookup([record.id], services: services, logger: logger)
+            return .json(Away.mark(record.publicJSON, from: away))
         }
         user.get("/users/{id}/avatar", doc: RouteDoc(
             summary: "A user's picture, with ETag; cached for good when ?v= names its current version", tags: ["accounts"],
@@ -479,8 +480,10 @@ struct AccountsRoutes: Sendable {
         if !problems.isEmpty { throw APIError.validationFailed(problems) }
         let q = String((request.query["q"] ?? "").prefix(100))
         let page = try await service.list(query: q, status: status, after: after, limit: limit)
+        // One absence lookup for the whole page.
+        let away = await Away.lookup(page.items.map(\.id), services: services, logger: logger)
         return .json([
-            "items": .array(page.items.map(\.publicJSON)),
+            "items": .array(page.items.map { Away.mark($0.publicJSON, from: away) }),
             "nextAfter": page.more ? page.items.last.map { .number(Double($0.id)) } ?? .null : .null,
             "total": .number(Double(page.total)), "active": .number(Double(page.active)),
         ] as JSONValue)
@@ -592,7 +595,7 @@ let userSchema = object([
     "id": integer, "username": string, "displayName": string, "role": ["type": "string", "enum": ["admin", "employee"]],
     "active": boolean, "position": nullableString, "phone": nullableString, "email": string, "twitter": nullableString,
     "linkedin": nullableString, "bio": nullableString, "status": nullableString, "country": nullableString, "language": string,
-    "avatarUrl": nullableString, "createdAt": ["type": "string", "format": "date-time"],
+    "avatarUrl": nullableString, "createdAt": ["type": "string", "format": "date-time"], "away": Away.schema,
 ])
 
 let privateUserSchema: JSONValue = ["allOf": [userSchema, object(["notificationsEnabled": boolean,

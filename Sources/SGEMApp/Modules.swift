@@ -2,6 +2,7 @@ import SGEMAccounts
 import SGEMCompany
 import SGEMConsole
 import SGEMCore
+import SGEMHolidays
 import SGEMMessaging
 import SGEMNotices
 import SGEMRealtime
@@ -15,6 +16,7 @@ func allModules() -> [any Module] {
         CompanyModule(),
         AccountsModule(),
         NoticesModule(),
+        HolidaysModule(),
         MessagingModule(),
         RealtimeModule(),
         BenchModule(),

@@ -139,4 +139,8 @@ public protocol UserDirectory: Sendable {
     func activeUserCount() async throws -> Int
     /// How many users (active or not) were created after `time`.
     func usersCreated(after time: Timestamp) async throws -> Int
+    /// The users among `ids` that exist, active or not, in one lookup.
+    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser]
+    /// The user whose username (or email) is `login`, case-insensitively; nil when none.
+    func user(login: String) async throws -> DirectoryUser?
 }

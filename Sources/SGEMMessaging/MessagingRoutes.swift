@@ -48,7 +48,8 @@ struct MessagingRoutes: Sendable {
             tags: ["messaging"],
             responses: [ResponseDoc(status: 200, description: "The chats", schema: items(chatSchema))] + readErrors,
             authenticated: true)) { _, context in
-            .json(["items": .array(try await m.chats(of: try context.user().id))] as JSONValue)
+            let list = try await m.chats(of: try context.user().id)
+            return .json(["items": .array(await Away.markMembers(ofChats: list, services: services, logger: logger))] as JSONValue)
         }
         chats.post("", maxBody: MessagingRoutes.maxBody, doc: RouteDoc(
             summary: "Create a group; I am its admin and the active users in memberIds its members",
@@ -117,7 +118,8 @@ struct MessagingRoutes: Sendable {
             summary: "A chat I am a member of", tags: ["messaging"],
             responses: [ResponseDoc(status: 200, description: "The chat", schema: chatSchema), notMember] + readErrors,
             authenticated: true)) { request, context in
-            .json(try await m.chat(try MessagingRoutes.pathID(request), viewer: try context.user().id))
+            let chat = try await m.chat(try MessagingRoutes.pathID(request), viewer: try context.user().id)
+            return .json(await Away.markMembers(ofChats: [chat], services: services, logger: logger)[0])
         }
         chats.patch("/{id}", maxBody: MessagingRoutes.maxBody, doc: RouteDoc(
             summary: "Change a group's name, description, tags or public flag (group admins)",
@@ -472,7 +474,7 @@ let messageSchema = object([
 let chatSchema = object([
     "id": integer, "kind": ["type": "string", "enum": ["direct", "group"]], "name": ["type": "string", "nullable": true],
     "description": string, "tags": ["type": "array", "items": string], "public": boolean, "creatorId": integer,
-    "members": ["type": "array", "items": object(["userId": integer, "admin": boolean], required: ["userId", "admin"])],
+    "members": ["type": "array", "items": object(["userId": integer, "admin": boolean, "away": Away.schema], required: ["userId", "admin"])],
     "lastMessage": nullable(messageSchema), "unreadCount": integer, "mentionCount": integer,
     "createdAt": dateTime, "member": boolean,
 ], required: ["id", "kind", "name", "description", "tags", "public", "creatorId", "members", "lastMessage", "unreadCount",

@@ -95,7 +95,7 @@ struct NoticesCommands: Sendable {
         let bytes: [UInt8]
         switch (args.value("body-file"), args.has("body-stdin")) {
         case let (path?, false):
-            guard let data = NoticesCommands.readFile(path, limit: NoticesCommands.maxBodyBytes + 1) else {
+            guard let data = CommandFile.read(path, limit: NoticesCommands.maxBodyBytes + 1) else {
                 throw CommandError.failure("cannot read \(path): \(String(cString: strerror(errno)))")
             }
             bytes = data
@@ -118,23 +118,5 @@ struct NoticesCommands: Sendable {
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw CommandError.failure("the body is not UTF-8 text") }
         return text
-    }
-
-    /// Up to `limit` bytes of the file at `path`; nil when it cannot be read (errno says why).
-    static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { errno = EISDIR; return nil }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while out.count < limit {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, limit - out.count)) }
-            if n < 0 { if errno == EINTR { continue }; return nil }
-            if n == 0 { break }
-            out += chunk[0..<n]
-        }
-        return out
     }
 }

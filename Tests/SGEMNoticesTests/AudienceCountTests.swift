@@ -14,6 +14,8 @@ final class FakeDirectory: UserDirectory {
     func user(id: Int64) async throws -> DirectoryUser? { nil }
     func activeAdminIDs() async throws -> [Int64] { [] }
     func activeUserCount() async throws -> Int { created.count }
+    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] { [:] }
+    func user(login: String) async throws -> DirectoryUser? { nil }
     func usersCreated(after time: Timestamp) async throws -> Int {
         asked.add(1, ordering: .relaxed)
         return created.filter { $0 > time.milliseconds }.count

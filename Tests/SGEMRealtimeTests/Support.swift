@@ -143,15 +143,6 @@ final class RealtimeServer: Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `seconds` pass (waiting on a condition, never a fixed sleep).
-func eventually(_ seconds: Double = 60, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = now() + seconds
-    while now() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return await condition()
-}
 
 
 extension WebSocketClient {

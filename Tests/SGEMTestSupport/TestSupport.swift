@@ -203,3 +203,13 @@ public func apiCreateUser(port: Int, _ username: String, displayName: String, ro
     guard r.status == 201 else { throw TestFailure("creating \(username) answered \(r.status): \(r.text)") }
     return try await apiLogin(port: port, username, "password-of-\(username)")
 }
+
+/// Polls `condition` until it holds or `seconds` pass (waiting on a condition, never a fixed sleep).
+public func eventually(_ seconds: Double = 60, _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = now() + seconds
+    while now() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
+}

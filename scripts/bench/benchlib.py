@@ -5,6 +5,7 @@ Each row is one line of summary.md: benchmark, sgem, reference, ratio, target, p
 (true / false / null when the row has no target and is only context).
 """
 import json
+import sys
 import os
 import time
 
@@ -51,3 +52,66 @@ def verdict(rows):
     """PASS when every row with a target passed, FAIL otherwise."""
     judged = [r["pass"] for r in rows if r["pass"] is not None]
     return "PASS" if all(judged) else "FAIL"
+
+
+def beside_healthz(healthz, measured):
+    """Rows for endpoints measured beside GET /healthz in the same run: for each (label, wrk
+    result) its successful req/s and its p99, each with its ratio to healthz; and the anomalies
+    (non-2xx answers, socket errors) of every run, healthz included. Sets each result's ok_rps."""
+    for w in [healthz] + [w for _, w in measured]:
+        w["ok_rps"] = (w["requests"] - w["non_2xx"]) / w["duration_s"]
+    rows = []
+    for label, w in measured:
+        rows.append(row(f"{label} req/s", w["ok_rps"], f"healthz {fmt(healthz['ok_rps'])}", ratio(w["ok_rps"], healthz["ok_rps"]),
+                        "— (recorded)", None))
+        rows.append(row(f"{label} p99", w.get("p99_ms"), healthz.get("p99_ms"), ratio(w.get("p99_ms"), healthz.get("p99_ms")),
+                        "— (recorded)", None, "ms"))
+    anomalies = [f"{name}: non-2xx {w['non_2xx']}, socket errors {w['socket_errors']}"
+                 for name, w in [("healthz", healthz)] + list(measured)
+                 if w["non_2xx"] or sum(w["socket_errors"].values())]
+    return rows, anomalies
+
+
+class ApiClient:
+    """One keep-alive connection to the server's API for seeding scripts: JSON in and out, a
+    503 (the hashing queue is full) retried shortly, other failures collected in `failures`."""
+
+    def __init__(self, base, failures):
+        import http.client
+        import urllib.parse
+        url = urllib.parse.urlsplit(base)
+        self.conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        self.failures = failures
+
+    def call(self, method, path, payload, token=None):
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        for _ in range(100):
+            self.conn.request(method, path, json.dumps(payload), headers)
+            r = self.conn.getresponse()
+            data = r.read()
+            if r.status != 503:
+                break
+            time.sleep(0.05)
+        if r.status >= 300:
+            self.failures.append(f"{method} {path}: {r.status} {data[:200]!r}")
+            return None
+        return json.loads(data) if data else {}
+
+    def close(self):
+        self.conn.close()
+
+
+def seed_in_threads(seed, people, *args, threads=8):
+    """Runs seed(share_of_people, *args, failures, thread_index) on `threads` threads; exits
+    naming the first failed call, if any."""
+    import threading
+    failures = []
+    workers = [threading.Thread(target=seed, args=(people[i::threads], *args, failures, i)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    if failures:
+        sys.exit(f"seeding: {len(failures)} failed calls, first: {failures[0]}")

@@ -33,9 +33,7 @@ BASE="http://127.0.0.1:$SGEM_PORT"
 echo "$PASSWORD" | "$BENCH_BIN" admin create-user --data-dir "$DATA" --log-level warning --password-hash-log-n 10 \
   --username bench --email bench@example.com --name "Ángel Admin" --role admin --password-stdin >/dev/null ||
   bench_fail "admin create-user failed"
-TOKEN="$(curl -fsS --max-time 10 -H 'Content-Type: application/json' \
-  -d "{\"login\":\"bench\",\"password\":\"$PASSWORD\"}" "$BASE/api/v1/auth/login" |
-  "$BENCH_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["token"])')" || bench_fail "login failed"
+TOKEN="$(bench_login "$BASE" bench "$PASSWORD")" || bench_fail "login failed"
 AUTH="Authorization: Bearer $TOKEN"
 seed_start=$SECONDS
 "$BENCH_PYTHON" "$BENCH_DIR/directory_seed.py" "$BASE" "$TOKEN" "$((PEOPLE - 1))" >/dev/null || bench_fail "seeding failed"
@@ -51,43 +49,24 @@ read -r search_items total active _ <<<"$counts"
 [ "$total" -eq "$PEOPLE" ] || bench_fail "expected $PEOPLE people, the directory has $total"
 [ "$search_items" -gt 0 ] || bench_fail "q=$QUERY found nobody"
 
-load() {
-  local label="$1" url="$2"
-  shift 2
-  bench_wrk "$BENCH_TMP/warm-$label.txt" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "$@" "$url" >/dev/null
-  bench_wrk "$BENCH_TMP/wrk-$label.txt" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url"
-}
-healthz="$(load healthz "$BASE/healthz")"
+healthz="$(bench_load healthz "$BASE/healthz")"
 bench_check_alive "$SGEM_PID" directory "$SGEM_LOG"
-search="$(load search "$SEARCH_URL" -H "$AUTH")"
+search="$(bench_load search "$SEARCH_URL" -H "$AUTH")"
 bench_check_alive "$SGEM_PID" directory "$SGEM_LOG"
-list="$(load list "$LIST_URL" -H "$AUTH")"
+list="$(bench_load list "$LIST_URL" -H "$AUTH")"
 bench_check_alive "$SGEM_PID" directory "$SGEM_LOG"
 bench_stop_sgem "$SGEM_PID" directory "$SGEM_LOG"
 
 "$BENCH_PYTHON" - "$BENCH_DIR" "$RESULTS_DIR" "$healthz" "$search" "$list" "$PEOPLE" "$active" "$QUERY" "$search_items" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from benchlib import fmt, ratio, row, write_result
+from benchlib import beside_healthz, fmt, ratio, write_result
 
 results_dir = sys.argv[2]
 healthz, search, lst = (json.loads(a) for a in sys.argv[3:6])
 people, active, query, found = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8], int(sys.argv[9])
-for w in (healthz, search, lst):
-    w["ok_rps"] = (w["requests"] - w["non_2xx"]) / w["duration_s"]
-rows = [
-    row(f"directory search ?q={query}&limit=50 ({people:,} people) req/s", search["ok_rps"], f"healthz {fmt(healthz['ok_rps'])}",
-        ratio(search["ok_rps"], healthz["ok_rps"]), "— (recorded)", None),
-    row("directory search p99", search.get("p99_ms"), healthz.get("p99_ms"), ratio(search.get("p99_ms"), healthz.get("p99_ms")),
-        "— (recorded)", None, "ms"),
-    row(f"directory first page ?limit=50 req/s", lst["ok_rps"], f"healthz {fmt(healthz['ok_rps'])}",
-        ratio(lst["ok_rps"], healthz["ok_rps"]), "— (recorded)", None),
-    row("directory first page p99", lst.get("p99_ms"), healthz.get("p99_ms"), ratio(lst.get("p99_ms"), healthz.get("p99_ms")),
-        "— (recorded)", None, "ms"),
-]
-anomalies = [f"{name}: non-2xx {w['non_2xx']}, socket errors {w['socket_errors']}"
-             for name, w in (("healthz", healthz), ("search", search), ("list", lst))
-             if w["non_2xx"] or sum(w["socket_errors"].values())]
+rows, anomalies = beside_healthz(healthz, [(f"directory search ?q={query}&limit=50 ({people:,} people)", search),
+                                           ("directory first page ?limit=50", lst)])
 write_result(results_dir, "directory", {
     "config": {"people": people, "active": active, "query": query, "query_matches_on_first_page": found,
                "connections": 64, "server_cpu": 0, "wrk_cpu": 1, "sgem": "--event-loops 1, log level warning"},

@@ -6,13 +6,12 @@ one in ten, active=false), from 8 keep-alive connections so the writes share gro
 server runs with a cheap password hash for this (--password-hash-log-n 10), and everything goes
 through the server's own code: the folded sort keys and search words are the real ones.
 """
-import http.client
-import json
+import os
 import random
 import sys
-import threading
-import time
-import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import ApiClient, seed_in_threads  # noqa: E402
 
 FIRST = ["Álvaro", "María", "José", "Lucía", "Sofía", "Martín", "Inés", "Nuño", "Begoña", "Íñigo", "Raúl", "Ángela",
          "João", "Conceição", "Gonçalo", "Zoë", "Chloé", "Hélène", "François", "Jérôme", "Agnès", "Noël", "Björn",
@@ -33,23 +32,11 @@ POSITIONS = ["Técnico de sistemas", "Jefa de ventas", "Contable", "Diseñadora 
              "Recepción", "Logística", "Marketing y comunicación", "Recursos humanos", "Jurídico", "Mantenimiento"]
 
 
-def seed(base, token, people, failures):
-    url = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+def seed(people, base, token, failures, _index):
+    api = ApiClient(base, failures)
 
     def call(method, path, payload):
-        for _ in range(100):
-            conn.request(method, path, json.dumps(payload), headers)
-            r = conn.getresponse()
-            data = r.read()
-            if r.status != 503:
-                break
-            time.sleep(0.05)  # the hashing queue is full (503 busy): try again shortly
-        if r.status >= 300:
-            failures.append(f"{method} {path}: {r.status} {data[:200]!r}")
-            return None
-        return json.loads(data)
+        return api.call(method, path, payload, token)
 
     for username, name, position, active in people:
         created = call("POST", "/api/v1/admin/users", {"username": username, "email": f"{username}@example.com",
@@ -60,7 +47,7 @@ def seed(base, token, people, failures):
         if not active:
             change["active"] = False
         call("PATCH", f"/api/v1/admin/users/{created['user']['id']}", change)
-    conn.close()
+    api.close()
 
 
 def main():
@@ -68,14 +55,7 @@ def main():
     rng = random.Random(7)
     people = [(f"user{i:05d}", f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.choice(LAST)}", rng.choice(POSITIONS), i % 10 != 0)
               for i in range(count)]
-    failures = []
-    threads = [threading.Thread(target=seed, args=(base, token, people[i::8], failures)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failures:
-        sys.exit(f"seeding: {len(failures)} failed calls, first: {failures[0]}")
+    seed_in_threads(seed, people, base, token)
     print(f"seeded {count} people")
 
 

@@ -216,3 +216,18 @@ bench_wrk() {
   "$@" >"$out" 2>&1 || bench_fail "wrk failed: $(tail -c 300 "$out" | tr '\n' ' ')"
   "$BENCH_PYTHON" "$BENCH_DIR/wrkparse.py" "$out" || exit 2
 }
+
+# Warms up, then measures URL with wrk on CPU $CLIENT_CPU, $CONNECTIONS connections, $WARMUP s
+# then $DURATION s: bench_load LABEL URL [WRK_ARGS...]; prints wrkparse.py's JSON.
+bench_load() {
+  local label="$1" url="$2"
+  shift 2
+  bench_wrk "$BENCH_TMP/warm-$label.txt" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "$@" "$url" >/dev/null
+  bench_wrk "$BENCH_TMP/wrk-$label.txt" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url"
+}
+
+# The bearer token of a login over the API: bench_login BASE_URL LOGIN PASSWORD.
+bench_login() {
+  curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "{\"login\":\"$2\",\"password\":\"$3\"}" \
+    "$1/api/v1/auth/login" | "$BENCH_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["token"])'
+}

@@ -12,7 +12,7 @@ REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 RESULTS_DIR="$REPO_ROOT/bench-results"
 PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
-BENCHMARKS=(healthz writes memory login directory messaging-send messaging-read realtime-fanout realtime-idle)
+BENCHMARKS=(healthz writes memory login directory holidays messaging-send messaging-read realtime-fanout realtime-idle)
 
 [ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
 bin="$1"
@@ -80,6 +80,7 @@ references = [
     "memory — nginx 1 worker (master + worker RSS) holding the same 1,000 idle keep-alive connections;",
     "login — GET /api/v1/me p99 with a bearer token alone (wrk -c8), against the same while 8 clients log in with the production scrypt cost (N=2^17);",
     "directory — GET /healthz on the same server in the same run (sgem pinned to CPU 0, one event loop, wrk -c64 on CPU 1, 8 s each), beside GET /api/v1/users?q=…&limit=50 and ?limit=50 over 5,000 seeded people;",
+    "holidays — GET /healthz on the same server in the same run, beside the team calendar of a month (GET /api/v1/holidays/calendar) and an employee's summary (GET /api/v1/holidays?year=) over 500 people seeded through the API with two or three June requests each, two in three approved;",
     "messaging-send — POST /api/v1/chats/{id}/messages (bearer token, a clientId each), 64 conns, 8 s, beside the same server with `--store-write-batch 1`, on the real disk and the slow-fsync shim; messages and message.created events counted in the database;",
     "messaging-read — GET /healthz on the same server in the same run, beside history ?limit=50 on a 100,000-message chat (64 conns) and search (4 conns, 12 queries in turn) over 1,000,000 messages in 200 chats seeded through SQL (messaging-seed.py, then FTS5 'rebuild');",
     "realtime-fanout — no reference server: latency from each send's 201 to its delivery at every member, checked for loss, duplicates and strays (journal mode through --bench-module; messages mode once messaging serves POST /chats);",

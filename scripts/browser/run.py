@@ -5,6 +5,7 @@ Run by `make test` (through `make test-browser`). Each test gets a fresh data di
 server. Ends with the line `N passed, N failed`; exits non-zero when any test failed.
 """
 import argparse
+import datetime
 import json
 import os
 import re
@@ -313,21 +314,22 @@ def language_is_the_browsers_before_login_and_follows_the_account_after(ctx):
     screen(d, "home")
     wait_for(d, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en")
     assert d.find_element(By.ID, "logout").text == "Log out"
-    d.get(server.url + "/#/holidays")
-    screen(d, "holidays")
-    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Holidays is coming soon")
+    # A section whose module has not come yet (the translation settings) says so politely.
+    d.get(server.url + "/#/admin/translation")
+    screen(d, "admin-translation")
+    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Translation is coming soon")
     # Spanish, chosen once in the top bar, is the account's setting from now on.
     Select(d.find_element(By.ID, "lang")).select_by_value("es")
-    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Vacaciones llegará pronto")
+    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Traducción llegará pronto")
     wait_for(d, lambda d: fetch_json(d, "/api/v1/me").get("language") == "es")
     nav = [a.text for a in d.find_elements(By.CSS_SELECTOR, "#sidebar a")]
-    assert nav[:7] == ["Inicio", "Directorio", "Vacaciones", "Avisos", "Chat", "Empresa", "Mi perfil"], nav
-    assert "Usuarios" in nav, nav
+    assert nav[:8] == ["Inicio", "Directorio", "Vacaciones", "Calendario del equipo", "Avisos", "Chat", "Empresa", "Mi perfil"], nav
+    assert "Usuarios" in nav and "Solicitudes de vacaciones" in nav, nav
     assert d.find_element(By.ID, "logout").text == "Cerrar sesión"
     shot(d, ctx, "soon-es")
     d.refresh()
-    screen(d, "holidays")
-    assert d.find_element(By.TAG_NAME, "h1").text == "Vacaciones llegará pronto"
+    screen(d, "admin-translation")
+    assert d.find_element(By.TAG_NAME, "h1").text == "Traducción llegará pronto"
     # A second browser (a fresh profile, in English) logs in as the same person: Spanish.
     second = ctx["browser"]("en-US")
     second.get(server.url + "/")
@@ -1008,6 +1010,13 @@ def every_screen_passes_an_automated_accessibility_check(ctx):
     assert status == 200, status
     status, users = api.call("GET", "/users?status=all")
     eve = next(u for u in users["items"] if u["username"] == "eve")
+    # A holiday request waiting for a decision, and a public holiday, for the holiday screens.
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    status, request = Api(server, "eve", EMPLOYEE_PASSWORD).call("POST", "/holidays", {
+        "start": (today + datetime.timedelta(days=14)).isoformat(), "end": (today + datetime.timedelta(days=18)).isoformat(),
+        "halfStart": True, "note": "Beach"})
+    assert status == 201, (status, request)
+    api.call("POST", "/admin/public-holidays", {"date": f"{today.year}-12-25", "name": "Christmas Day"})
     d = ctx["browser"]()
     problems = []
     d.get(server.url + "/")
@@ -1028,7 +1037,13 @@ def every_screen_passes_an_automated_accessibility_check(ctx):
         (f"#/person?id={eve['id']}", "person", "#person-card"),
         ("#/profile", "profile", "#profile-form"),
         ("#/admin/users", "admin-users", "#admin-users li"),
-        ("#/holidays", "holidays", "main .soon"),
+        ("#/admin/translation", "admin-translation", "main .soon"),
+        ("#/holidays", "holidays", "#hol-requests[aria-busy='false']"),
+        ("#/calendar", "calendar", "#cal-body[aria-busy='false']"),
+        ("#/admin/holidays", "admin-holidays", "#ah-list[aria-busy='false']"),
+        (f"#/admin/holidays?user={eve['id']}", "admin-holidays", "#ah-person[aria-busy='false']"),
+        ("#/admin/leave", "admin-leave", "#lt-list[aria-busy='false']"),
+        (f"#/admin/holidays?id={request['id']}", "admin-holidays", "#ah-detail[aria-busy='false']"),
     ]
     for route, name, ready in screens:
         d.get(server.url + "/" + route)
@@ -1062,6 +1077,17 @@ def every_screen_passes_an_automated_accessibility_check(ctx):
     screen(d, "home")
     wait_for(d, lambda d: d.find_elements(By.ID, "nav-unread"))
     problems += axe_problems(d, "home (employee)")
+    d.get(server.url + "/#/holidays")
+    screen(d, "holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests[aria-busy='false'] [data-action='cancel']"))[0].click()
+    problems += axe_problems(d, "my holidays (employee, confirming a cancel)")
+    d.get(server.url + "/#/calendar")
+    screen(d, "calendar")
+    wait_for(d, lambda d: d.find_element(By.ID, "cal-feed")).click()
+    wait_for(d, lambda d: d.find_elements(By.ID, "cal-feed-url"))
+    problems += axe_problems(d, "team calendar (employee, with the feed link)")
+    d.get(server.url + "/#/home")
+    screen(d, "home")
     # The skip link is the first thing the keyboard reaches and moves focus to the content.
     first = d.execute_script("""return [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')]
         .find(el => el.tabIndex >= 0 && !el.hidden).id""")
@@ -1453,6 +1479,236 @@ def chat_screens_pass_an_automated_accessibility_check(ctx):
     assert horizontal_overflow(d) <= 0
     shot(d, ctx, "chat-phone")
     assert not problems, "\n".join(problems)
+
+
+# --- Holidays (issue 9) -----------------------------------------------------------------------
+
+def set_date(d, element_id, value):
+    """Picks a date in an <input type=date> the way the picker does (its typing differs by locale)."""
+    d.execute_script("""const e = document.getElementById(arguments[0]); e.value = arguments[1];
+        e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true}));""",
+                     element_id, value)
+
+
+def days_text(n):
+    """A number of days as the English console writes it: "1 day", "4 days", "19.5 days"."""
+    value = f"{n:g}"
+    return f"{value} day" if n == 1 else f"{value} days"
+
+
+@test
+def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    create_employee(server)
+    create_employee(server, "bob", "Bob Builder")
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    bob_api = Api(server, "bob", EMPLOYEE_PASSWORD)
+    # Today in the company's time zone (UTC by default), and a leave from today that spans two weeks.
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    start, end = today.isoformat(), (today + datetime.timedelta(days=9)).isoformat()
+    # Bob is already away on some of those days (approved), so the admin sees him as "also away".
+    status, bobs = bob_api.call("POST", "/holidays", {"start": start, "end": (today + datetime.timedelta(days=3)).isoformat()})
+    assert status == 201, (status, bobs)
+    status, _ = admin_api.call("POST", f"/admin/holidays/{bobs['id']}/approve", {})
+    assert status == 200, status
+
+    admin = ctx["browser"]()
+    login(admin, server, "admin", ADMIN_PASSWORD)
+    screen(admin, "home")
+    wait_for(admin, lambda d: d.find_element(By.ID, "home-pending-count").text == "0")
+    wait_for(admin, realtime_open)
+
+    eve = ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    eve.get(server.url + "/#/holidays")
+    screen(eve, "holidays")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests[aria-busy='false']"))
+    assert text_content(eve.find_element(By.ID, "hol-summary-remaining")) == "23 days"
+    # The form explains problems next to the field, focused, and forgets them once the field changes.
+    set_date(eve, "hol-start", start)
+    set_date(eve, "hol-end", (today - datetime.timedelta(days=1)).isoformat())
+    eve.find_element(By.ID, "hol-submit").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "hol-end-error").is_displayed())
+    assert eve.find_element(By.ID, "hol-end-error").text == "The last day cannot be before the first day."
+    assert active_id(eve) == "hol-end", active_id(eve)
+    set_date(eve, "hol-end", end)
+    assert not eve.find_element(By.ID, "hol-end-error").is_displayed()
+    # Back at midday on the last day: a half day.
+    eve.find_element(By.ID, "hol-halfEnd").click()
+    eve.find_element(By.ID, "hol-note").send_keys("Family visit")
+    # The form counts the working days as the dates are picked (the server's count must agree).
+    wait_for(eve, lambda d: d.find_element(By.ID, "hol-count").text.startswith("That is "))
+    counted = eve.find_element(By.ID, "hol-count").text
+    wait_for(eve, realtime_open)
+    eve.find_element(By.ID, "hol-submit").click()
+    wait_for(eve, lambda d: "has been sent" in d.find_element(By.ID, "hol-form-status").text)
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests [data-status='pending']"))
+    mine = Api(server, "eve", EMPLOYEE_PASSWORD).call("GET", f"/holidays?year={today.year}")[1]
+    request = next(r for r in mine["requests"] if r["start"] == start)
+    assert request["halfEnd"] is True and request["days"] % 1 == 0.5, request
+    assert counted == f"That is {days_text(request['days'])} of work.", (counted, request["days"])
+    item = eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']")
+    assert "until midday on the last day" in item.text and "Waiting for a decision" in item.text, item.text
+    assert days_text(request["days"]) in item.text, item.text
+    # The same dates again overlap: said in words, on the first day's field.
+    set_date(eve, "hol-start", start)
+    set_date(eve, "hol-end", start)
+    eve.find_element(By.ID, "hol-submit").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "hol-start-error").is_displayed())
+    assert "overlap" in eve.find_element(By.ID, "hol-start-error").text
+    assert active_id(eve) == "hol-start", active_id(eve)
+
+    # The admin's Home counted it live, and the request opens from there.
+    wait_for(admin, lambda d: d.find_element(By.ID, "home-pending-count").text == "1")
+    assert admin.find_element(By.ID, "home-pending-words").text == "request is waiting for your decision."
+    shot(admin, ctx, "holiday-home-admin-pending")
+    wait_for(admin, lambda d: d.find_element(By.ID, "nav-pending-holidays"))
+    admin.find_element(By.ID, "home-pending-link").click()
+    screen(admin, "admin-holidays")
+    click_when_there(admin, f"#ah-list [data-request-id='{request['id']}'] a")
+    wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-detail[aria-busy='false'] #ah-approve"))
+    assert admin.find_element(By.ID, "ah-title").text == "Request from Eve Employee"
+    away = admin.find_element(By.ID, "ah-also-away").text
+    assert "Bob Builder" in away, away
+    assert not admin.find_elements(By.ID, "ah-over-limit"), "no limit is set, so no warning"
+    remaining_before = admin.find_element(By.ID, "ah-summary-remaining").text
+    assert remaining_before == days_text(23 - request["days"]), remaining_before
+    shot(admin, ctx, "holiday-request-admin")
+    admin.find_element(By.ID, "ah-note").send_keys("Have a good time")
+    admin.find_element(By.ID, "ah-approve").click()
+    wait_for(admin, lambda d: d.find_element(By.ID, "ah-done").text.endswith("is approved."))
+    wait_for(admin, lambda d: d.find_element(By.ID, "ah-request").get_attribute("data-status") == "approved")
+    assert "Approved" in admin.find_element(By.ID, "ah-history").text
+
+    # Eve sees the decision live: the status, the remaining days and a notice about it.
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}'][data-status='approved']"))
+    wait_for(eve, lambda d: "Approved" in d.find_element(By.ID, "hol-live").text)
+    assert text_content(eve.find_element(By.ID, "hol-summary-remaining")) == days_text(23 - request["days"])
+    assert text_content(eve.find_element(By.ID, "hol-summary-approved")) == days_text(request["days"])
+    assert "Have a good time" in eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']").text
+    shot(eve, ctx, "holiday-mine-approved")
+    eve.get(server.url + "/#/notices")
+    screen(eve, "notices")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
+    holiday_notices = [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item") if "For you" in e.text]
+    assert holiday_notices, eve.find_element(By.ID, "notices-list").text
+    # Her leave covers today: the directory says she is away, until her last day.
+    eve.get(server.url + "/#/directory")
+    screen(eve, "directory")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#dir-list[aria-busy='false'] .person"))
+    card = eve.find_element(By.CSS_SELECTOR, f"#dir-list [data-user-id='{request['userId']}']")
+    badge = card.find_element(By.CSS_SELECTOR, ".badge.away")
+    assert badge.get_attribute("data-until") == end and badge.text.startswith("Away until"), badge.text
+    admin.get(server.url + f"/#/person?id={request['userId']}")
+    screen(admin, "person")
+    wait_for(admin, lambda d: d.find_element(By.ID, "person-away").get_attribute("data-until") == end)
+    # From her page, an admin opens her holidays year by year.
+    admin.find_element(By.ID, "person-holidays").click()
+    screen(admin, "admin-holidays")
+    wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, f"#ah-person-list [data-request-id='{request['id']}'][data-status='approved']"))
+    shot(eve, ctx, "holiday-directory-away")
+    # A chat with her says so beside her name.
+    status, chat = admin_api.call("POST", "/chats/direct", {"userId": request["userId"]})
+    assert status in (200, 201), (status, chat)
+    admin.get(server.url + f"/#/chat?id={chat['id']}")
+    screen(admin, "chat")
+    wait_for(admin, lambda d: d.find_element(By.ID, "chat-away").get_attribute("data-until") == end)
+    # The team calendar shows both absences, on a phone as a list without sideways scrolling.
+    eve.set_window_size(375, 740)
+    eve.get(server.url + "/#/calendar")
+    screen(eve, "calendar")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#cal-body[aria-busy='false']"))
+    names = eve.find_element(By.ID, "cal-list").text
+    assert "Eve Employee" in names and "Bob Builder" in names, names
+    assert horizontal_overflow(eve) <= 0
+    shot(eve, ctx, "holiday-calendar-phone")
+    # Month by month.
+    this_month = eve.find_element(By.ID, "cal-month").text
+    eve.find_element(By.ID, "cal-next").click()
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#cal-body[aria-busy='false']") and d.find_element(By.ID, "cal-month").text != this_month)
+    eve.find_element(By.ID, "cal-prev").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "cal-month").text == this_month)
+    no_script_errors(admin, eve)
+
+
+@test
+def holiday_screens_in_spanish_and_the_admin_lists(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    create_employee(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    eve_api = Api(server, "eve", EMPLOYEE_PASSWORD)
+    year = datetime.datetime.now(datetime.timezone.utc).year + 1
+    status, _ = admin_api.call("POST", "/admin/public-holidays", {"date": f"{year}-01-06", "name": "Reyes"})
+    assert status == 201, status
+    d = ctx["browser"]("es-ES")
+    login(d, server, "admin", ADMIN_PASSWORD)
+    Select(d.find_element(By.ID, "lang")).select_by_value("es")
+    d.get(server.url + f"/#/admin/leave?year={year}")
+    screen(d, "admin-leave")
+    wait_for(d, lambda d: "Reyes" in d.find_element(By.ID, "ph-list").text)
+    assert d.find_element(By.TAG_NAME, "h1").text == "Festivos y tipos de ausencia"
+    # A new kind of leave that needs no approval: a request of it is approved at once.
+    d.find_element(By.ID, "lt-name").send_keys("Mudanza")
+    assert d.find_element(By.ID, "lt-key").get_attribute("value") == "mudanza"
+    d.find_element(By.ID, "lt-new-approval").click()
+    d.find_element(By.ID, "lt-add").click()
+    wait_for(d, lambda d: "Mudanza" in d.find_element(By.ID, "lt-list").text)
+    assert "se aprueba al momento" in d.find_element(By.CSS_SELECTOR, "#lt-list [data-key='mudanza']").text
+    shot(d, ctx, "holiday-admin-leave-es")
+    # Someone's own number of days is one choice away.
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, f"#al-person option[value='{eve_api.user['id']}']"))
+    Select(d.find_element(By.ID, "al-person")).select_by_value(str(eve_api.user["id"]))
+    assert d.find_element(By.ID, "al-open").get_attribute("href").endswith(f"#/admin/holidays?user={eve_api.user['id']}&year={year}")
+    assert not d.find_elements(By.CSS_SELECTOR, "#lt-list [data-key='vacation'] [data-action='delete']"), "holiday stays"
+    status, moved = eve_api.call("POST", "/holidays", {"start": f"{year}-01-05", "end": f"{year}-01-07", "type": "mudanza"})
+    assert status == 201 and moved["status"] == "approved", (status, moved)
+    # The public holiday does not count: 2 working days of 3 (unless the 5th or 7th is a weekend day).
+    expected = sum(1 for day in (5, 7) if datetime.date(year, 1, day).isoweekday() <= 5)
+    assert moved["days"] == expected, moved
+    # An admin knows the working week, so the form counts the working days as the dates are picked.
+    d.get(server.url + f"/#/holidays?year={year}")
+    screen(d, "holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests[aria-busy='false']"))
+    set_date(d, "hol-start", f"{year}-01-05")
+    set_date(d, "hol-end", f"{year}-01-07")
+    d.find_element(By.ID, "hol-halfStart").click()
+    counted = expected - (0.5 if datetime.date(year, 1, 5).isoweekday() <= 5 else 0)
+    words = f"{counted:g}".replace(".", ",") + (" día" if counted == 1 else " días")
+    wait_for(d, lambda d: d.find_element(By.ID, "hol-count").text == f"Son {words} de trabajo.")
+    d.get(server.url + f"/#/admin/holidays?user={eve_api.user['id']}&year={year}")
+    screen(d, "admin-holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-person[aria-busy='false']"))
+    assert "Aprobada" in d.find_element(By.ID, "ah-person-list").text
+    # An allowance of its own for that year.
+    field_el = d.find_element(By.ID, "ah-allowance")
+    field_el.clear()
+    field_el.send_keys("25.5")
+    d.find_element(By.ID, "ah-allowance-save").click()
+    wait_for(d, lambda d: d.find_element(By.ID, "ah-person-done").text)
+    wait_for(d, lambda d: text_content(d.find_element(By.ID, "ah-person-summary-allowance")) == "25,5 días")
+    assert eve_api.call("GET", f"/holidays?year={year}")[1]["allowance"] == 25.5
+    shot(d, ctx, "holiday-person-years-es")
+    d.get(server.url + "/#/admin/holidays")
+    screen(d, "admin-holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-list[aria-busy='false']"))
+    Select(d.find_element(By.ID, "ah-year")).select_by_value(str(year))
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, f"#ah-list [data-request-id='{moved['id']}']"))
+    csv = d.find_element(By.ID, "ah-csv").get_attribute("href")
+    assert csv.endswith(f"/api/v1/admin/holidays.csv?year={year}"), csv
+    exported = d.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch(arguments[0], {credentials: 'same-origin'}).then(r => r.text()).then(done, e => done(String(e)));""", csv)
+    assert "mudanza" in exported or "Mudanza" in exported, exported[:300]
+    # The calendar feed link, copied from the team calendar.
+    d.get(server.url + "/#/calendar")
+    screen(d, "calendar")
+    wait_for(d, lambda d: d.find_element(By.ID, "cal-feed")).click()
+    wait_for(d, lambda d: d.find_elements(By.ID, "cal-feed-url"))
+    feed = d.find_element(By.ID, "cal-feed-url").get_attribute("value")
+    assert "/holidays/calendar.ics?token=" in feed, feed
+    assert d.find_element(By.ID, "cal-feed").text == "Obtener un enlace nuevo"
+    no_script_errors(d)
 
 
 def main():

@@ -4,7 +4,7 @@
 // A direct chat shows the other person. Live: redrawn when the chat or its members change.
 import { get, post, put, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
-import { h, field, notice, avatar, failure, errorText, submitForm } from "../dom.js";
+import { h, field, notice, avatar, failure, errorText, submitForm, awayBadge } from "../dom.js";
 import { people, chatName, isAdminOf, limits } from "./chat-common.js";
 
 export function tagList(text) {
@@ -89,7 +89,8 @@ export async function render(root, ctx) {
       h("div.member-main", {},
         h("a.person-link", { href: `#/person?id=${encodeURIComponent(member.userId)}` }, name),
         self ? h("span.muted", {}, " " + t("chat.youMark")) : null,
-        member.admin ? h("span.badge.role", {}, t("chat.admin")) : null),
+        member.admin ? h("span.badge.role", {}, t("chat.admin")) : null,
+        awayBadge(member.away ?? user.away)),
       buttons.length ? h("div.member-actions", {}, ...buttons) : null);
   }
 

@@ -6,7 +6,7 @@
 // own messages (and, for group admins, delete anyone's). Live from the realtime stream.
 import { get, post, patch, del } from "../api.js";
 import { t, tn, dateTime } from "../i18n.js";
-import { h, notice, failure, errorText } from "../dom.js";
+import { h, notice, failure, errorText, awayBadge } from "../dom.js";
 import { people, chatName, chatPicture, otherMember, isAdminOf, bodyNodes, dayKey, dayLabel, clockTime, newClientId, pending, maxBody }
   from "./chat-common.js";
 
@@ -75,8 +75,10 @@ export async function render(root, ctx) {
         h("a", { href: `#/chat?id=${chatId}&info=1`, id: "chat-info-link" }, t("chat.info")));
     } else {
       const other = otherMember(chat, me);
-      subtitle.replaceChildren(other === null ? "" : h("a", { href: `#/person?id=${encodeURIComponent(other)}`, id: "chat-person-link" },
-        t("chat.profileOf", { name: who.name(other) })));
+      // Someone on leave today says so beside their name ("Away until …").
+      const away = other === null ? null : awayBadge((chat.members ?? []).find((m) => m.userId === other)?.away ?? who.user(other).away, "chat-away");
+      subtitle.replaceChildren(...(other === null ? [] : [h("a", { href: `#/person?id=${encodeURIComponent(other)}`, id: "chat-person-link" },
+        t("chat.profileOf", { name: who.name(other) }))]), ...(away ? [" ", away] : []));
     }
   }
 

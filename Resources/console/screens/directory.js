@@ -3,7 +3,7 @@
 // total and active counts. A name opens that person's page.
 import { get } from "../api.js";
 import { t, counts as countsText } from "../i18n.js";
-import { h, avatar, notice, contactLinks, errorText } from "../dom.js";
+import { h, avatar, notice, contactLinks, errorText, awayBadge } from "../dom.js";
 import { openDirect } from "./chat-common.js";
 
 const debounceMs = 250;
@@ -24,6 +24,8 @@ function card(user, ctx, problem) {
 
   const badges = [h("span.badge." + (user.active ? "on" : "off"), {}, user.active ? t("dir.active") : t("dir.inactive"))];
   if (user.role === "admin") badges.push(h("span.badge.role", {}, t("dir.admin")));
+  const away = awayBadge(user.away);
+  if (away) badges.push(away);
 
   return h("li.person" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id } },
     avatar(user, "md"),

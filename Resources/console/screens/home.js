@@ -1,10 +1,13 @@
 // Home: pinned notices, then the most recent ones. For an admin of a company that has just
 // started, a short checklist of first steps (each ticked from what the server says, each linking
-// to its screen), gone once everything is done.
+// to its screen), gone once everything is done. With the holidays module: for an admin, how many
+// holiday requests wait for a decision; for everyone, their days left and their requests still
+// to come with their status. Both follow holiday.updated live.
 import { get, ApiError } from "../api.js";
-import { t } from "../i18n.js";
+import { t, tn } from "../i18n.js";
 import { h, failure } from "../dom.js";
 import { summary } from "./notices.js";
+import { days, dateRange, statusBadge, today, thisYear } from "./holidays-common.js";
 
 const recentCount = 5;
 
@@ -40,18 +43,60 @@ export async function render(root, ctx) {
   const name = ctx.me.displayName || ctx.me.username;
   root.append(h("div.page-head", {}, h("h1", {}, t("home.hello", { name }))));
   const checklistSlot = h("div", { id: "home-checklist-slot" });
-  root.append(checklistSlot);
+  const holidaySlot = h("div", { id: "home-holidays-slot" });
+  root.append(checklistSlot, holidaySlot);
   const content = h("div", { id: "home-notices", "aria-busy": "true" });
   root.append(content);
 
   const stepsPromise = ctx.isAdmin ? firstSteps() : Promise.resolve(null);
-  await loadNotices(ctx, content);
+  const holidays = ctx.hasPage("holidays");
+  await Promise.all([loadNotices(ctx, content), holidays ? loadHolidays(ctx, holidaySlot) : null]);
   const steps = await stepsPromise;
   if (!ctx.alive()) return null;
   if (steps && steps.some((s) => !s.done)) checklistSlot.replaceChildren(checklist(steps));
-  // A notice posted while Home is open shows up at once.
-  const off = ctx.realtime?.on("notice.created", () => { if (ctx.alive()) loadNotices(ctx, content); });
-  return off ?? null;
+  // A notice posted while Home is open shows up at once; so does a holiday request or decision
+  // (which also brings its notice for the person concerned).
+  const offs = [
+    ctx.realtime?.on("notice.created", () => { if (ctx.alive()) loadNotices(ctx, content); }),
+    holidays ? ctx.realtime?.on("holiday.updated", () => { if (ctx.alive()) { loadHolidays(ctx, holidaySlot); loadNotices(ctx, content); } }) : null,
+    holidays ? ctx.realtime?.on("resync", () => { if (ctx.alive()) loadHolidays(ctx, holidaySlot); }) : null,
+  ];
+  return () => offs.forEach((off) => off?.());
+}
+
+let holidaySequence = 0;
+
+/// The holidays card: pending requests for an admin, my days left and coming requests for all.
+async function loadHolidays(ctx, slot) {
+  const mine = ++holidaySequence;
+  const quiet = (promise) => promise.catch(() => null);
+  const [pending, my] = await Promise.all([
+    ctx.isAdmin && ctx.hasPage("admin-holidays") ? quiet(get("/admin/holidays?status=pending")) : null,
+    quiet(get(`/holidays?year=${thisYear()}`)),
+  ]);
+  if (mine !== holidaySequence || !ctx.alive()) return;
+  const cards = [];
+  if (pending) {
+    const n = (Array.isArray(pending.items) ? pending.items : []).filter((r) => r.status === "pending").length;
+    cards.push(h("section.card.home-pending", { "aria-labelledby": "home-pending-title" },
+      h("h2", { id: "home-pending-title" }, t("home.pendingTitle")),
+      h("p", {}, h("strong.big-number", { id: "home-pending-count", dataset: { count: n } }, String(n)), " ",
+        h("span", { id: "home-pending-words" }, tn("home.pendingWords", n))),
+      h("p", {}, h("a", { href: "#/admin/holidays?status=pending&year=", id: "home-pending-link" }, t("home.pendingLink")))));
+  }
+  if (my) {
+    const sum = my.summary ?? my;
+    const coming = (Array.isArray(my.requests) ? my.requests : [])
+      .filter((r) => (r.status === "pending" || r.status === "approved") && r.end >= today())
+      .sort((a, b) => a.start.localeCompare(b.start));
+    cards.push(h("section.card", { "aria-labelledby": "home-my-holidays-title" },
+      h("h2", { id: "home-my-holidays-title" }, t("home.myHolidays")),
+      h("p", { id: "home-remaining" }, t("home.remaining", { days: days(sum.remainingDays), year: sum.year ?? thisYear() })),
+      coming.length ? h("ul.plain-list", { id: "home-my-requests" }, ...coming.map((r) => h("li", { dataset: { requestId: r.id, status: r.status } },
+        dateRange(r), " ", statusBadge(r.status)))) : null,
+      h("p", {}, h("a", { href: "#/holidays" }, t("home.toHolidays")))));
+  }
+  slot.replaceChildren(...cards);
 }
 
 async function loadNotices(ctx, content) {

@@ -3,7 +3,7 @@
 // and the picture (PATCH /admin/users/{id}, PUT/DELETE /admin/users/{id}/avatar).
 import { get, patch } from "../api.js";
 import { t, takenProblems } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, failure, contactLinks, pictureControls, submitForm, errorText } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, failure, contactLinks, pictureControls, submitForm, errorText, awayBadge } from "../dom.js";
 import { openDirect } from "./chat-common.js";
 const languages = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
   ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
@@ -25,7 +25,8 @@ function profileCard(user, ctx) {
   if (ctx.isAdmin || !user.active) badges.push(h("span.badge." + (user.active ? "on" : "off"), { id: "person-active" }, user.active ? t("dir.active") : t("dir.inactive")));
   if (ctx.isAdmin) badges.push(h("span.badge.role", { id: "person-role" }, t("profile.role." + user.role)));
   else if (user.role === "admin") badges.push(h("span.badge.role", {}, t("dir.admin")));
-  if (user.away?.until) badges.push(h("span.badge.off", {}, t("person.away", { until: user.away.until })));
+  const away = awayBadge(user.away, "person-away");
+  if (away) badges.push(away);
   const facts = [];
   if (user.country) facts.push(h("dt", {}, t("profile.country")), h("dd", { id: "person-country" }, user.country));
   const links = contactLinks(user, name);
@@ -141,6 +142,9 @@ export async function render(root, ctx) {
       editSlot.replaceChildren(editForm(user, saved, () => { editSlot.replaceChildren(); edit.hidden = false; edit.focus(); }));
     });
   }
-  root.append(back, slot, status, edit || message ? h("div.actions", {}, message, edit) : null, editSlot);
+  // Admins reach the person's holidays year by year (and their allowance) from here.
+  const holidays = ctx.isAdmin && ctx.hasPage("admin-holidays")
+    ? h("a.button.secondary", { id: "person-holidays", href: `#/admin/holidays?user=${encodeURIComponent(user.id)}` }, t("person.holidays")) : null;
+  root.append(...[back, slot, status, edit || message || holidays ? h("div.actions", {}, message, edit, holidays) : null, editSlot].filter(Boolean));
   show();
 }

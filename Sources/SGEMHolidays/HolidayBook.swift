@@ -1,0 +1,415 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMStore
+import SGEMSupport
+
+/// The holidays module's operations in domain words: what the routes and the admin verbs call.
+/// Every change of a request writes its history, the employee's `holiday` notice and the
+/// `holiday.updated` event in the one write transaction that changes it.
+struct HolidayBook: Sendable {
+    let store: Store
+    let journal: any EventJournal
+    let notices: any NoticePublisher
+    let settingsProvider: (any CompanySettingsProvider)?
+    let directory: (any UserDirectory)?
+    let clock: HolidaysClock
+
+    /// Longest request: a year (a leap year's 366 days).
+    static let maxSpanDays = 366
+    /// Longest team-calendar window: a quarter.
+    static let maxCalendarDays = 92
+    /// Most rows one list or export answers with.
+    static let maxRows = 5000
+    static let maxNote = 2000
+
+    // MARK: Time and settings
+
+    func settings() async throws -> CompanySettingsValue {
+        try await settingsProvider?.current() ?? CompanySettingsValue()
+    }
+
+    /// Today's date in the company's time zone.
+    func today(_ settings: CompanySettingsValue) -> Day {
+        Day.on(clock.now(), in: ZoneInfo.company(settings.timeZone))
+    }
+
+    // MARK: Summaries
+
+    /// `userID`'s numbers for `year`, as of `today`.
+    static func summary(userID: Int64, year: Int, settings: CompanySettingsValue, today: Day, in db: Database) throws -> HolidaySummary {
+        func allowance(_ y: Int) throws -> Double {
+            try HolidaysRepository.allowance(userID: userID, year: y, in: db) ?? Double(settings.defaultAllowanceDays)
+        }
+        let own = try allowance(year)
+        let ledger = try HolidaysRepository.ledger(userID: userID, year: year, in: db)
+        var carried = 0.0
+        if settings.carryOverMaxDays > 0, year - 1 >= Day.years.lowerBound {
+            // Unused days of last year: its allowance less what was approved or is still pending
+            // (pending days count as used, so a later approval cannot overbook this year).
+            let previous = try HolidaysRepository.ledger(userID: userID, year: year - 1, in: db)
+            let unused = try allowance(year - 1) - previous.approved - previous.pending
+            carried = min(Double(settings.carryOverMaxDays), max(0, unused))
+            if carried > 0, let expires = settings.carryOverExpires, let expiry = expiryDay(expires, year: year), today > expiry {
+                // Past the expiry date only the carried days already taken by then still count.
+                let used = try daysTaken(userID: userID, from: Day.firstOf(year), to: expiry, settings: settings, in: db)
+                carried = min(carried, used)
+            }
+        }
+        return HolidaySummary(year: year, allowance: own, carriedOver: carried, approvedDays: ledger.approved, pendingDays: ledger.pending)
+    }
+
+    /// "MM-DD" in `year`; 02-29 is refused by the settings, so every year has it.
+    static func expiryDay(_ monthDay: String, year: Int) -> Day? {
+        let parts = monthDay.split(separator: "-")
+        guard parts.count == 2, let m = Int(parts[0]), let d = Int(parts[1]) else { return nil }
+        return Day(year: year, month: m, day: d)
+    }
+
+    /// Counting days of pending and approved requests that fall in `from…to`.
+    static func daysTaken(userID: Int64, from: Day, to: Day, settings: CompanySettingsValue, in db: Database) throws -> Double {
+        let requests = try HolidaysRepository.countingRequests(userID: userID, from: from, to: to, in: db)
+        guard !requests.isEmpty else { return 0 }
+        let calendar = try workingCalendar(from: from, to: to, settings: settings, in: db)
+        return requests.reduce(0) { sum, r in
+            let start = max(r.start, from), end = min(r.end, to)
+            return sum + calendar.total(from: start, to: end, halfStart: r.halfStart && r.start == start, halfEnd: r.halfEnd && r.end == end)
+        }
+    }
+
+    static func workingCalendar(from: Day, to: Day, settings: CompanySettingsValue, in db: Database) throws -> WorkingCalendar {
+        WorkingCalendar(workingDays: Set(settings.workingDays),
+                        publicHolidays: Set(try HolidaysRepository.publicHolidays(from: from, to: to, in: db).map(\.date)))
+    }
+
+    /// An employee's year: the summary, the requests with a day in it, and the company's working
+    /// weekdays (so a form can count days as dates are picked).
+    func year(of userID: Int64, year: Int?) async throws -> (HolidaySummary, [HolidayRequest], [Int]) {
+        let settings = try await self.settings()
+        let today = today(settings)
+        let year = year ?? today.year
+        return try await store.read { db in
+            (try HolidayBook.summary(userID: userID, year: year, settings: settings, today: today, in: db),
+             try HolidaysRepository.requests(userID: userID, year: year, in: db), settings.workingDays)
+        }
+    }
+
+    // MARK: Requests
+
+    /// A new request as the API or a test sends it, its dates already parsed.
+    struct Draft: Sendable {
+        let start: Day
+        let end: Day
+        let typeKey: String?
+        let halfStart: Bool
+        let halfEnd: Bool
+        let note: String?
+    }
+
+    /// Files `draft` for `userID`: checked, counted, checked against overlaps and the allowance
+    /// and inserted in one write transaction, so two requests at the same moment never overbook.
+    func create(_ draft: Draft, for userID: Int64) async throws -> HolidayRequest {
+        try HolidayBook.checkDates(draft)
+        let settings = try await self.settings()
+        let today = today(settings)
+        let audience = try await audience(for: userID)
+        let now = clock.now()
+        let (journal, notices) = (self.journal, self.notices)
+        let request = try await store.write { db -> HolidayRequest in
+            guard let type = try HolidaysRepository.leaveType(key: draft.typeKey ?? "vacation", in: db) else {
+                throw APIError.validationFailed(["type": "must be the key of a leave type (see GET /leave-types)"])
+            }
+            let calendar = try HolidayBook.workingCalendar(from: draft.start, to: draft.end, settings: settings, in: db)
+            let perYear = calendar.days(from: draft.start, to: draft.end, halfStart: draft.halfStart, halfEnd: draft.halfEnd)
+            guard perYear.values.reduce(0, +) > 0 else {
+                throw APIError.validationFailed(["end": "the dates hold no working day (weekends and public holidays do not count)"])
+            }
+            if try HolidaysRepository.overlaps(userID: userID, start: draft.start, end: draft.end, in: db) {
+                throw APIError.conflict("holiday_overlap", "these dates overlap one of your pending or approved requests")
+            }
+            if type.countsAgainstAllowance {
+                for (year, days) in perYear.sorted(by: { $0.key < $1.key }) {
+                    let summary = try HolidayBook.summary(userID: userID, year: year, settings: settings, today: today, in: db)
+                    if days > summary.remainingDays {
+                        throw APIError(status: 409, code: "allowance_exceeded",
+                                       message: "this request needs \(HolidayBook.format(days)) days of \(year) but \(HolidayBook.format(summary.remainingDays)) remain",
+                                       details: ["year": .number(Double(year)), "requestedDays": .number(days),
+                                                 "remainingDays": .number(summary.remainingDays)])
+                    }
+                }
+            }
+            let status: HolidayStatus = type.needsApproval ? .pending : .approved
+            let id = try HolidaysRepository.insertRequest(HolidaysRepository.NewRequest(
+                userID: userID, type: type, start: draft.start, end: draft.end, halfStart: draft.halfStart, halfEnd: draft.halfEnd,
+                perYear: perYear, status: status, note: draft.note, createdAt: now), in: db)
+            return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, audience: audience,
+                                                notices: notices, journal: journal, in: db)
+        }
+        journal.didCommit()
+        return request
+    }
+
+    /// The date checks that need no database: order, span, half days.
+    static func checkDates(_ draft: Draft) throws {
+        if draft.end < draft.start { throw APIError.validationFailed(["end": "must not be before start"]) }
+        if draft.start.distance(to: draft.end) + 1 > maxSpanDays {
+            throw APIError.validationFailed(["end": "a request spans at most \(maxSpanDays) days; file longer leave as several requests"])
+        }
+        if draft.start == draft.end, draft.halfStart, draft.halfEnd {
+            throw APIError.validationFailed(["halfEnd": "a one-day request cannot both start at midday and end at midday; use one half day"])
+        }
+    }
+
+    /// Writes the history step, the employee's notice and the `holiday.updated` event of a
+    /// change in `db`'s transaction, and returns the request as it now is. The one path every
+    /// change takes, so none can happen without the others.
+    static func recordChange(_ id: Int64, from: HolidayStatus?, to: HolidayStatus, by actor: Int64, note: String?, at time: Timestamp,
+                             audience: [Int64], notices: any NoticePublisher, journal: any EventJournal, in db: Database) throws -> HolidayRequest {
+        try HolidaysRepository.appendHistory(requestID: id, HistoryEntry(from: from, to: to, byUserID: actor, at: time, note: note), in: db)
+        guard let request = try HolidaysRepository.request(id: id, in: db) else { throw APIError.notFound("no such request") }
+        let (title, body) = noticeText(request, from: from, note: note)
+        _ = try notices.publish(PersonalNotice(kind: "holiday", recipientID: request.userID, title: title, body: body,
+                                               authorID: actor == request.userID ? nil : actor), in: db)
+        _ = try journal.append(RealtimeEvent(type: "holiday.updated", audience: .users(audience), data: [
+            "request": request.json, "from": from.map { .string($0.rawValue) } ?? .null, "to": .string(to.rawValue),
+        ]), in: db)
+        return request
+    }
+
+    /// The notice an employee gets about their request.
+    static func noticeText(_ r: HolidayRequest, from: HolidayStatus?, note: String?) -> (String, String) {
+        let what: String
+        switch (from, r.status) {
+        case (nil, .approved): what = "recorded"
+        case (nil, _): what = "submitted"
+        case (.approved?, .pending): what = "reopened"
+        default: what = r.status.rawValue
+        }
+        let title = "\(r.type.name) request \(what)"
+        var body = "Your \(r.type.name.lowercased()) request for \(r.start.iso) to \(r.end.iso) (\(format(r.days)) working days) was \(what)."
+        if let note, !note.isEmpty { body += "\n\nNote: \(note)" }
+        return (String(title.prefix(200)), String(body.prefix(20_000)))
+    }
+
+    /// Who sees a request's events: its employee and the active admins (who may act on it).
+    func audience(for userID: Int64) async throws -> [Int64] {
+        var ids = [userID]
+        for admin in try await directory?.activeAdminIDs() ?? [] where admin != userID { ids.append(admin) }
+        return ids
+    }
+
+    /// One request, for its owner or an admin; 404 for anyone else (it is not theirs to know of).
+    func request(_ id: Int64, viewer: AuthenticatedUser) async throws -> HolidayRequest {
+        guard let request = try await store.read({ db in try HolidaysRepository.request(id: id, in: db) }),
+              viewer.isAdmin || request.userID == viewer.id else {
+            throw APIError.notFound("no such request")
+        }
+        return request
+    }
+
+    /// Applies `action` to request `id` for `actor`, under the state machine's rules.
+    func apply(_ action: HolidayTransitions.Action, to id: Int64, by actor: AuthenticatedUser, note: String?) async throws -> HolidayRequest {
+        let settings = try await self.settings()
+        let today = today(settings)
+        let admins = try await directory?.activeAdminIDs() ?? []
+        let anotherAdmin = admins.contains { $0 != actor.id }
+        let now = clock.now()
+        let (journal, notices) = (self.journal, self.notices)
+        let request = try await store.write { db -> HolidayRequest in
+            guard let current = try HolidaysRepository.request(id: id, in: db), actor.isAdmin || current.userID == actor.id else {
+                throw APIError.notFound("no such request")
+            }
+            let who = HolidayTransitions.Actor(userID: actor.id, isAdmin: actor.isAdmin, anotherActiveAdmin: anotherAdmin)
+            let next: HolidayStatus
+            switch HolidayTransitions.next(action, from: current.status, owner: current.userID, start: current.start, today: today, actor: who) {
+            case let .success(status): next = status
+            case let .failure(.invalidTransition(from, action)):
+                throw APIError.conflict("invalid_transition", "a \(from.rawValue) request cannot be \(HolidayBook.pastTense(action))")
+            case let .failure(.forbidden(message)):
+                throw APIError.forbidden(message)
+            }
+            let decision = action != .cancel
+            try HolidaysRepository.setStatus(id: id, to: next, decidedBy: decision ? actor.id : nil, at: now, note: decision ? note : nil, in: db)
+            let audience = [current.userID] + admins.filter { $0 != current.userID }
+            return try HolidayBook.recordChange(id, from: current.status, to: next, by: actor.id, note: note, at: now, audience: audience,
+                                                notices: notices, journal: journal, in: db)
+        }
+        journal.didCommit()
+        return request
+    }
+
+    static func pastTense(_ action: HolidayTransitions.Action) -> String {
+        switch action {
+        case .approve: "approved"
+        case .reject: "rejected"
+        case .reopen: "reopened"
+        case .cancel: "cancelled"
+        }
+    }
+
+    /// `2`, `2.5`.
+    static func format(_ days: Double) -> String {
+        days == days.rounded() ? String(Int(days)) : String(days)
+    }
+
+    // MARK: Admin views
+
+    /// The admin list with filters, pending first, each with the employee's display name.
+    func adminList(status: HolidayStatus?, year: Int?, userID: Int64?, typeKey: String?, limit: Int) async throws -> [(HolidayRequest, String)] {
+        let requests = try await store.read { db in
+            try HolidaysRepository.adminRequests(status: status, year: year, userID: userID, typeKey: typeKey, limit: limit, in: db)
+        }
+        let names = try await displayNames(Set(requests.map(\.userID)))
+        return requests.map { ($0, names[$0.userID]?.displayName ?? "") }
+    }
+
+    /// The users of `ids`, in one directory lookup.
+    func displayNames(_ ids: Set<Int64>) async throws -> [Int64: DirectoryUser] {
+        guard let directory, !ids.isEmpty else { return [:] }
+        return try await directory.users(ids: Array(ids))
+    }
+
+    /// What an admin sees before deciding.
+    struct Detail: Sendable {
+        let request: HolidayRequest
+        let user: DirectoryUser?
+        let summary: HolidaySummary
+        let otherRequests: [HolidayRequest]
+        let alsoAway: [(userID: Int64, displayName: String, start: Day, end: Day)]
+        let overLimit: Bool
+    }
+
+    func detail(_ id: Int64) async throws -> Detail {
+        let settings = try await self.settings()
+        let today = today(settings)
+        let found = try await store.read { db -> (HolidayRequest, HolidaySummary, [HolidayRequest], [HolidayRequest])? in
+            guard let request = try HolidaysRepository.request(id: id, in: db) else { return nil }
+            let year = request.start.year
+            let summary = try HolidayBook.summary(userID: request.userID, year: year, settings: settings, today: today, in: db)
+            let others = try HolidaysRepository.requests(userID: request.userID, year: year, in: db).filter { $0.id != id }
+            let away = try HolidaysRepository.requests(from: request.start, to: request.end, statuses: [.approved], limit: HolidayBook.maxRows, in: db)
+                .filter { $0.userID != request.userID }
+            return (request, summary, others, away)
+        }
+        guard let (request, summary, others, away) = found else { throw APIError.notFound("no such request") }
+        let users = try await displayNames(Set(away.map(\.userID) + [request.userID]))
+        let awayActive = away.filter { users[$0.userID]?.active ?? true }
+        var overLimit = false
+        if let limit = settings.maxSimultaneousAbsences {
+            // Distinct people away on each day of the request, this employee included.
+            for day in request.start...request.end {
+                let people = Set(awayActive.filter { $0.start <= day && day <= $0.end }.map(\.userID)).count + 1
+                if people > limit { overLimit = true; break }
+            }
+        }
+        return Detail(request: request, user: users[request.userID], summary: summary, otherRequests: others,
+                      alsoAway: awayActive.map { ($0.userID, users[$0.userID]?.displayName ?? "", $0.start, $0.end) }, overLimit: overLimit)
+    }
+
+    // MARK: Calendar
+
+    /// One absence on the team calendar.
+    struct Absence: Sendable {
+        let request: HolidayRequest
+        let displayName: String
+        /// Whether the viewer may see the leave type (an admin, or their own).
+        let typeVisible: Bool
+    }
+
+    /// Who is away in `from…to` (approved; admins also see pending), active employees only.
+    func calendar(from: Day, to: Day, viewer: AuthenticatedUser) async throws -> [Absence] {
+        let statuses: [HolidayStatus] = viewer.isAdmin ? [.approved, .pending] : [.approved]
+        let requests = try await store.read { db in
+            try HolidaysRepository.requests(from: from, to: to, statuses: statuses, limit: HolidayBook.maxRows, in: db)
+        }
+        let users = try await displayNames(Set(requests.map(\.userID)))
+        return requests.compactMap { r in
+            guard let user = users[r.userID], user.active else { return nil }
+            return Absence(request: r, displayName: user.displayName, typeVisible: viewer.isAdmin || r.userID == viewer.id)
+        }
+    }
+
+    /// Approved absences for the feed of `viewer` (a year back, two ahead).
+    func feed(viewer: DirectoryUser) async throws -> [Absence] {
+        let settings = try await self.settings()
+        let today = today(settings)
+        let me = AuthenticatedUser(id: viewer.id, username: viewer.username, role: viewer.role, sessionID: nil, viaCookie: false)
+        let requests = try await store.read { db in
+            try HolidaysRepository.requests(from: today.advanced(by: -366), to: today.advanced(by: 2 * 366), statuses: [.approved],
+                                            limit: HolidayBook.maxRows, in: db)
+        }
+        let users = try await displayNames(Set(requests.map(\.userID)))
+        return requests.compactMap { r in
+            guard let user = users[r.userID], user.active else { return nil }
+            return Absence(request: r, displayName: user.displayName, typeVisible: me.isAdmin || r.userID == me.id)
+        }
+    }
+
+    /// Issues a new feed token for `userID`, revoking the previous one; returns the token.
+    func newCalendarToken(for userID: Int64) async throws -> String {
+        let token = Crypto.base64URL(Crypto.randomBytes(32))
+        let hash = HolidayBook.tokenHash(token)
+        let now = clock.now()
+        try await store.write { db in try HolidaysRepository.setCalendarToken(userID: userID, hash: hash, at: now, in: db) }
+        return token
+    }
+
+    /// The owner of a feed token, if it is the current one of an active user.
+    func calendarTokenOwner(_ token: String) async throws -> DirectoryUser? {
+        guard (20...100).contains(token.utf8.count) else { return nil }
+        let hash = HolidayBook.tokenHash(token)
+        guard let owner = try await store.read({ db in try HolidaysRepository.calendarTokenOwner(hash: hash, in: db) }),
+              let user = try await directory?.user(id: owner), user.active else { return nil }
+        return user
+    }
+
+    static func tokenHash(_ token: String) -> String { Crypto.hex(Crypto.sha256(Array(token.utf8))) }
+
+    // MARK: Leave types, public holidays, allowances
+
+    func leaveTypes() async throws -> [LeaveType] {
+        try await store.read { db in try HolidaysRepository.leaveTypes(in: db) }
+    }
+
+    func publicHolidays(year: Int) async throws -> [PublicHoliday] {
+        try await store.read { db in try HolidaysRepository.publicHolidays(from: Day.firstOf(year), to: Day.lastOf(year), in: db) }
+    }
+
+    /// Adds public holidays all together or none; throws naming the first taken date.
+    /// Existing requests keep the `days` they were counted with.
+    func addPublicHolidays(_ entries: [(Day, String)]) async throws -> [PublicHoliday] {
+        try await HolidayBook.addPublicHolidays(entries, store: store, at: clock.now())
+    }
+
+    static func addPublicHolidays(_ entries: [(Day, String)], store: Store, at now: Timestamp) async throws -> [PublicHoliday] {
+        try await store.write { db in
+            var added: [PublicHoliday] = []
+            for (date, name) in entries {
+                guard let holiday = try HolidaysRepository.insertPublicHoliday(date: date, name: name, at: now, in: db) else {
+                    throw APIError.conflict("public_holiday_exists", "\(date.iso) is already a public holiday")
+                }
+                added.append(holiday)
+            }
+            return added
+        }
+    }
+
+    func setAllowance(userID: Int64, year: Int, days: Double) async throws {
+        try await HolidayBook.setAllowance(userID: userID, year: year, days: days, store: store, at: clock.now())
+    }
+
+    static func setAllowance(userID: Int64, year: Int, days: Double, store: Store, at now: Timestamp) async throws {
+        try await store.write { db in try HolidaysRepository.setAllowance(userID: userID, year: year, days: days, at: now, in: db) }
+    }
+}
+
+/// `AbsenceDirectory` for accounts and messaging: who is on approved leave today.
+struct HolidayAbsences: AbsenceDirectory {
+    let book: HolidayBook
+
+    func awayUntil(userIDs: [Int64]) async throws -> [Int64: String] {
+        guard !userIDs.isEmpty else { return [:] }
+        let today = book.today(try await book.settings())
+        let found = try await book.store.read { db in try HolidaysRepository.awayUntil(userIDs: userIDs, on: today, in: db) }
+        return found.mapValues(\.iso)
+    }
+}
