@@ -42,6 +42,7 @@ let package = Package(
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
         .target(name: "SGEMTestSupport", dependencies: ["SGEMSupport"], path: "Tests/SGEMTestSupport"),
+        .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "SGEMSupportTests", dependencies: ["SGEMSupport"]),
         .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMHTTP", "SGEMSupport", "CLinux"]),
         .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
@@ -53,7 +54,7 @@ let package = Package(
         .testTarget(name: "SGEMMessagingTests", dependencies: ["SGEMTestSupport", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
         .testTarget(name: "SGEMRealtimeTests", dependencies: ["SGEMTestSupport", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMHolidaysTests", dependencies: ["SGEMTestSupport", "SGEMHolidays", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
-        .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
+        .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "CTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CTestSupport
 import SGEMTestSupport
 
 /// A child process with piped stdin, stdout and stderr, for driving the real binary.
@@ -25,16 +26,21 @@ final class Subprocess: @unchecked Sendable {   // used from one test at a time
     /// Starts `executable` (the server binary unless given) with `arguments`.
     init(_ arguments: [String], environment: [String: String] = [:], executable: String = Subprocess.binary) throws {
         var inPipe: [Int32] = [0, 0], outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe failed") }
-        // Close-on-exec so other tests' children never inherit these pipes (they would hold
-        // them open and hide EOF).
-        for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from the start, so other tests' children never inherit these pipes (they
+        // would hold them open and hide EOF); dup2 onto 0, 1 and 2 clears it for this child.
+        guard sgem_test_pipe_cloexec(&inPipe) == 0, sgem_test_pipe_cloexec(&outPipe) == 0, sgem_test_pipe_cloexec(&errPipe) == 0 else {
+            throw TestFailure("pipe failed")
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // Nothing else reaches the child: the tests of this suite run side by side, and a socket
+        // or pipe another test opened without close-on-exec would otherwise be inherited (a
+        // server started under `ulimit -n 40` then ran out of descriptors before listening).
+        sgem_test_spawn_closefrom(&actions, 3)
         let argv = [executable] + arguments
         var env = ["PATH=/usr/bin:/bin"]
         for (k, v) in environment { env.append("\(k)=\(v)") }
@@ -136,7 +142,11 @@ func runShell(_ command: String) throws -> Int32 {
     let argv = ["/bin/sh", "-c", command]
     let cArgs = argv.map { strdup($0) } + [nil]
     defer { for p in cArgs { free(p) } }
-    guard posix_spawn(&pid, "/bin/sh", nil, nil, cArgs, environ) == 0 else { throw TestFailure("spawn sh failed") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    sgem_test_spawn_closefrom(&actions, 3)   // its standard streams only, as for Subprocess
+    guard posix_spawn(&pid, "/bin/sh", &actions, nil, cArgs, environ) == 0 else { throw TestFailure("spawn sh failed") }
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     return (status >> 8) & 0xff
