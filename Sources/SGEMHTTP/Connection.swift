@@ -305,13 +305,22 @@ final class Connection: @unchecked Sendable {
         request.body = body
         body = []
         state = .handling
+        let router = core.router
+        let instruments = core.instruments
+        let prepared = router.prepare(&request, instruments: instruments)
+        if let handler = router.synchronousHandler(for: prepared) {
+            // Answered here and now, without a task: a synchronous handler cannot suspend, so
+            // there is nothing to wait for or time out. `process` goes on with the next request
+            // (calling it from here would nest one call deeper per pipelined request).
+            respond(with: router.respondSynchronously(to: request, prepared, handler: handler, instruments: instruments,
+                                                      setsRequestIDHeader: false))
+            return
+        }
         // While handling, `deadline` is the handler's: `tick` answers 503 when it passes.
         deadline = loop.now + core.handlerTimeout
         loop.inFlight += 1
-        let router = core.router
-        let instruments = core.instruments
         handlerTask = Task(executorPreference: loop) {
-            let outcome = await router.dispatch(request, instruments: instruments, setsRequestIDHeader: false)
+            let outcome = await router.respond(to: request, prepared, instruments: instruments, setsRequestIDHeader: false)
             self.complete(outcome)
         }
     }
@@ -348,14 +357,24 @@ final class Connection: @unchecked Sendable {
 
     private func finish(_ outcome: Router.Outcome) {
         loop.inFlight -= 1
-        guard state == .handling, let head else { return }
-        self.head = nil
+        guard state == .handling else { return }
         handlerTask = nil
+        guard respond(with: outcome) else { return }
+        if readPaused { readAvailable(drainFully: isSecure) }
+        process()
+    }
+
+    /// Writes the answer to the request being handled; true when the connection is ready for the
+    /// next request, false when it upgraded, is closing or closed.
+    @discardableResult
+    private func respond(with outcome: Router.Outcome) -> Bool {
+        guard state == .handling, let head else { return false }
+        self.head = nil
         let response = outcome.response
         if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
             write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true,
                                            requestID: outcome.context.requestID))
-            guard state != .closed else { return }
+            guard state != .closed else { return false }
             state = .upgraded
             deadline = 0
             upgrade.start(on: self, context: outcome.context)
@@ -366,7 +385,7 @@ final class Connection: @unchecked Sendable {
                 inStart = 0
                 leftover.withUnsafeBytes { upgradedReceiver?($0) }
             }
-            return
+            return false
         }
         // A peer that half-closed still gets answers to what it already sent; `process` closes
         // once the buffer is empty.
@@ -374,15 +393,14 @@ final class Connection: @unchecked Sendable {
             && !response.headers.hasToken("Connection", "close")
         write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false,
                                        requestID: outcome.context.requestID))
-        if state == .closed { return }
+        if state == .closed { return false }
         if !keepAlive {
             closeAfterFlush()
-            return
+            return false
         }
         state = .idle
         deadline = loop.now + core.idleTimeout
-        if readPaused { readAvailable(drainFully: isSecure) }
-        process()
+        return true
     }
 
     /// Answers with an error and closes: used when the request cannot be trusted or read further.

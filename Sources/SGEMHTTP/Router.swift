@@ -4,6 +4,11 @@ import SGEMSupport
 /// Produces the response to one request; throws errors that the router renders.
 public typealias Handler = @Sendable (Request, RequestContext) async throws -> Response
 
+/// A handler that answers without suspending (a health check, a document held in memory). A
+/// closure without `await` registers as one; when no middleware wraps it, the server runs it on
+/// the event loop's thread as the request arrives, with no task to create and resume.
+public typealias SynchronousHandler = @Sendable (Request, RequestContext) throws -> Response
+
 /// Wraps a handler: may answer itself, change the request, or decorate the response.
 public protocol Middleware: Sendable {
     func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response
@@ -21,6 +26,9 @@ public final class Router: Sendable {
         let maxBodyBytes: Int
         /// The handler already wrapped in its groups' middleware.
         let handler: Handler
+        /// The same handler, callable without a task: set when it is synchronous and no group
+        /// middleware wraps it.
+        var synchronousHandler: SynchronousHandler?
         /// Position in registration order: indexes the route's metric series in `Instruments`.
         var ordinal = 0
     }
@@ -138,14 +146,29 @@ public struct RouteGroup: Sendable {
 
     /// Registers `handler` for `method` at `path` under this group.
     public func on(_ method: HTTPMethod, _ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) {
+        add(method, path, maxBody: maxBody, doc: doc, handler: handler, synchronousHandler: nil)
+    }
+
+    /// Registers a synchronous `handler` for `method` at `path` under this group (a closure
+    /// without `await` lands here): the server may run it without a task.
+    public func on(_ method: HTTPMethod, _ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping SynchronousHandler) {
+        add(method, path, maxBody: maxBody, doc: doc, handler: { request, context in try handler(request, context) },
+            synchronousHandler: middleware.isEmpty ? handler : nil)
+    }
+
+    private func add(_ method: HTTPMethod, _ path: String, maxBody: Int?, doc: RouteDoc?, handler: @escaping Handler,
+                     synchronousHandler: SynchronousHandler?) {
         let pattern = prefix + Router.normalize(path)
         router.add(Router.Route(method: method, pattern: pattern.isEmpty ? "/" : pattern, doc: doc,
                                 maxBodyBytes: maxBody ?? router.defaultMaxBodyBytes,
-                                handler: Router.compose(middleware, around: handler)))
+                                handler: Router.compose(middleware, around: handler),
+                                synchronousHandler: synchronousHandler))
     }
 
     /// Registers a GET route (HEAD is answered from it too).
     public func get(_ path: String, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.GET, path, doc: doc, handler) }
+    /// Registers a synchronous GET route (HEAD is answered from it too).
+    public func get(_ path: String, doc: RouteDoc? = nil, _ handler: @escaping SynchronousHandler) { on(.GET, path, doc: doc, handler) }
     /// Registers a POST route; `maxBody` overrides the router's default body cap.
     public func post(_ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.POST, path, maxBody: maxBody, doc: doc, handler) }
     /// Registers a PUT route.
