@@ -19,7 +19,9 @@ public protocol Middleware: Sendable {
 /// (Hummingbird's `buildResponder()`): the server dispatches through the table without a lock,
 /// and a route added after `build()` is a programming error.
 public final class Router: Sendable {
-    struct Route: Sendable {
+    /// A class, not a struct: every request's match hands its route along, and a copy of a
+    /// struct this size retained and released each of its fields (its documentation too).
+    final class Route: Sendable {
         let method: HTTPMethod
         let pattern: String
         let doc: RouteDoc?
@@ -28,9 +30,20 @@ public final class Router: Sendable {
         let handler: Handler
         /// The same handler, callable without a task: set when it is synchronous and no group
         /// middleware wraps it.
-        var synchronousHandler: SynchronousHandler?
+        let synchronousHandler: SynchronousHandler?
         /// Position in registration order: indexes the route's metric series in `Instruments`.
-        var ordinal = 0
+        let ordinal: Int
+
+        init(method: HTTPMethod, pattern: String, doc: RouteDoc?, maxBodyBytes: Int, handler: @escaping Handler,
+             synchronousHandler: SynchronousHandler?, ordinal: Int) {
+            self.method = method
+            self.pattern = pattern
+            self.doc = doc
+            self.maxBodyBytes = maxBodyBytes
+            self.handler = handler
+            self.synchronousHandler = synchronousHandler
+            self.ordinal = ordinal
+        }
     }
 
     struct State: Sendable {
@@ -86,12 +99,12 @@ public final class Router: Sendable {
         build().maxBodyBytes(method: method, path: path)
     }
 
-    func add(_ route: Route) {
+    func add(_ method: HTTPMethod, pattern: String, doc: RouteDoc?, maxBodyBytes: Int, handler: @escaping Handler,
+             synchronousHandler: SynchronousHandler?) {
         state.withLock { state in
-            precondition(state.built == nil, "route \(route.method.rawValue) \(route.pattern) added after the routes were frozen")
-            var route = route
-            route.ordinal = state.routes.count
-            state.routes.append(route)
+            precondition(state.built == nil, "route \(method.rawValue) \(pattern) added after the routes were frozen")
+            state.routes.append(Route(method: method, pattern: pattern, doc: doc, maxBodyBytes: maxBodyBytes, handler: handler,
+                                      synchronousHandler: synchronousHandler, ordinal: state.routes.count))
         }
     }
 
@@ -159,10 +172,10 @@ public struct RouteGroup: Sendable {
     private func add(_ method: HTTPMethod, _ path: String, maxBody: Int?, doc: RouteDoc?, handler: @escaping Handler,
                      synchronousHandler: SynchronousHandler?) {
         let pattern = prefix + Router.normalize(path)
-        router.add(Router.Route(method: method, pattern: pattern.isEmpty ? "/" : pattern, doc: doc,
-                                maxBodyBytes: maxBody ?? router.defaultMaxBodyBytes,
-                                handler: Router.compose(middleware, around: handler),
-                                synchronousHandler: synchronousHandler))
+        router.add(method, pattern: pattern.isEmpty ? "/" : pattern, doc: doc,
+                   maxBodyBytes: maxBody ?? router.defaultMaxBodyBytes,
+                   handler: Router.compose(middleware, around: handler),
+                   synchronousHandler: synchronousHandler)
     }
 
     /// Registers a GET route (HEAD is answered from it too).
