@@ -372,8 +372,7 @@ final class Connection: @unchecked Sendable {
         self.head = nil
         let response = outcome.response
         if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
-            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true,
-                                           requestID: outcome.context.requestID))
+            write(response, head: head, keepAlive: true, upgrade: true, requestID: outcome.context.requestID)
             guard state != .closed else { return false }
             state = .upgraded
             deadline = 0
@@ -391,8 +390,7 @@ final class Connection: @unchecked Sendable {
         // once the buffer is empty.
         let keepAlive = head.keepAlive && !loop.shuttingDown
             && !response.headers.hasToken("Connection", "close")
-        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false,
-                                       requestID: outcome.context.requestID))
+        write(response, head: head, keepAlive: keepAlive, upgrade: false, requestID: outcome.context.requestID)
         if state == .closed { return false }
         if !keepAlive {
             closeAfterFlush()
@@ -413,6 +411,27 @@ final class Connection: @unchecked Sendable {
     }
 
     // MARK: Writing
+
+    /// Serialises a handler's answer and queues it like `write(_:)`. With nothing waiting it is
+    /// built in the loop's reused buffer (no array per response), taken out while in use so a
+    /// nested write could never share it.
+    private func write(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String) {
+        guard state != .closed else { return }
+        if outboundBytes > 0 {
+            // Behind already: the answer waits after what is queued.
+            let before = outbuf.count
+            ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID, into: &outbuf)
+            core.queuedOutbound.value.add(outbuf.count - before, ordering: .relaxed)
+            return
+        }
+        var buffer: [UInt8] = []
+        swap(&buffer, &loop.responseBuffer)
+        ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID, into: &buffer)
+        write(buffer)
+        // A large body's memory goes; a small buffer stays for the next answer.
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+        swap(&buffer, &loop.responseBuffer)
+    }
 
     /// Queues `bytes`, sending at once what the socket takes.
     func write(_ bytes: [UInt8]) {

@@ -4,40 +4,54 @@ enum ResponseWriter {
     /// the response's own fields (where `HTTPHeaders.set` would have put it).
     static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String? = nil) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(160 + response.body.count + response.headers.count * 32)
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
-        appendStatus(response.status, into: &out)
-        out.append(0x0D)
-        out.append(0x0A)
-        let isHead = head.method == .HEAD
+        serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID, into: &out)
+        return out
+    }
+
+    /// Appends the serialised response to `out` (the event loop's reused buffer: no array per
+    /// response). Constant text goes in as `StaticString` bytes.
+    static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String?,
+                          into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 160 + response.body.count + response.headers.count * 32)
         let status = response.status
+        append("HTTP/1.1 ", to: &out)
+        appendDecimal(status, into: &out)
+        out.append(0x20)
+        append(reason(status), to: &out)
+        append("\r\n", to: &out)
+        let isHead = head.method == .HEAD
         let bodyless = status < 200 || status == 204 || status == 304
-        out.append(contentsOf: HTTPDate.headerLine())
+        HTTPDate.appendHeaderLine(to: &out)
         for (name, value) in response.headers.fields {
-            if !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection") { continue }
-            if HTTPHeaders.equalsIgnoringCase(name, "Date") { continue }
-            if HTTPHeaders.equalsIgnoringCase(name, "Content-Length") && !(isHead && !bodyless) { continue }
-            if requestID != nil && HTTPHeaders.equalsIgnoringCase(name, "X-Request-Id") { continue }
-            appendField(name, value, into: &out)
+            // Fields the writer sets itself. Lengths first: most names differ there.
+            switch name.utf8.count {
+            case 4 where HTTPHeaders.equalsIgnoringCase(name, "Date"): continue
+            case 10 where !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection"): continue
+            case 12 where requestID != nil && HTTPHeaders.equalsIgnoringCase(name, "X-Request-Id"): continue
+            case 14 where !(isHead && !bodyless) && HTTPHeaders.equalsIgnoringCase(name, "Content-Length"): continue
+            default: appendField(name, value, into: &out)
+            }
         }
         if let requestID { appendField("X-Request-Id", requestID, into: &out) }
         if !bodyless && !isHead {
-            out.append(contentsOf: "Content-Length: ".utf8)
+            append("Content-Length: ", to: &out)
             appendDecimal(response.body.count, into: &out)
-            out.append(0x0D)
-            out.append(0x0A)
+            append("\r\n", to: &out)
         }
         if !upgrade {
             if !keepAlive {
-                out.append(contentsOf: "Connection: close\r\n".utf8)
+                append("Connection: close\r\n", to: &out)
             } else if head.minorVersion == 0 {
-                out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+                append("Connection: keep-alive\r\n", to: &out)
             }
         }
-        out.append(0x0D)
-        out.append(0x0A)
+        append("\r\n", to: &out)
         if !isHead && !bodyless { out.append(contentsOf: response.body) }
-        return out
+    }
+
+    @inline(__always)
+    private static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Writes a header field; CR, LF and NUL in names or values are replaced by spaces so a
@@ -86,13 +100,7 @@ enum ResponseWriter {
         }
     }
 
-    private static func appendStatus(_ status: Int, into out: inout [UInt8]) {
-        appendDecimal(status, into: &out)
-        out.append(0x20)
-        out.append(contentsOf: reason(status).utf8)
-    }
-
-    static func reason(_ status: Int) -> String {
+    static func reason(_ status: Int) -> StaticString {
         switch status {
         case 100: "Continue"
         case 101: "Switching Protocols"
