@@ -412,32 +412,27 @@ final class Connection: @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Serialises a handler's answer and queues it like `write(_:)`. With nothing waiting it is
-    /// built in the loop's reused buffer (no array per response), taken out while in use so a
-    /// nested write could never share it.
+    /// Serialises a handler's answer in the loop's reused writer (no buffer per response) and
+    /// queues it like `write(_:)`. Nothing reached from here serialises another response, so
+    /// the writer is never in use twice.
     private func write(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String) {
         guard state != .closed else { return }
-        if outboundBytes > 0 {
-            // Behind already: the answer waits after what is queued.
-            let before = outbuf.count
-            ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID, into: &outbuf)
-            core.queuedOutbound.value.add(outbuf.count - before, ordering: .relaxed)
-            return
-        }
-        var buffer: [UInt8] = []
-        swap(&buffer, &loop.responseBuffer)
-        ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID, into: &buffer)
-        write(buffer)
-        // A large body's memory goes; a small buffer stays for the next answer.
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
-        swap(&buffer, &loop.responseBuffer)
+        loop.responseBuffer.reset(keeping: 64 * 1024)
+        ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID,
+                                 into: &loop.responseBuffer)
+        loop.responseBuffer.withBytes { write($0) }
     }
 
     /// Queues `bytes`, sending at once what the socket takes.
     func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Queues `bytes`, sending at once what the socket takes.
+    private func write(_ bytes: UnsafeRawBufferPointer) {
         guard state != .closed else { return }
         if outboundBytes == 0 {
-            let n = bytes.withUnsafeBytes { send($0) }
+            let n = send(bytes)
             if n < 0 {
                 close()
                 return

@@ -9,13 +9,13 @@ enum HTTPDate {
 
     /// Appends `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n` for the current second to `out`
     /// (copied under the lock: no array handed out per response).
-    static func appendHeaderLine(to out: inout [UInt8]) {
+    static func appendHeaderLine(to out: inout ByteWriter) {
         let now = Timestamp.now().seconds
         cache.withLock { c in
             if c.second != now {
                 c = (now, Array("Date: \(format(now))\r\n".utf8))
             }
-            out.append(contentsOf: c.bytes)
+            out.append(c.bytes)
         }
     }
 

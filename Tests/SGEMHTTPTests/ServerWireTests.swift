@@ -75,6 +75,23 @@ struct ServerWireTests {
         await t.server.shutdown()
     }
 
+    @Test func largeAndSmallAnswersShareTheLoopsResponseWriter() async throws {
+        // Larger than the writer's first buffer and than a socket takes at once: it grows, the
+        // rest waits in the connection's buffer, and the next answer starts from a clean writer.
+        let big = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        let t = try TestServer.start(routes: { router in
+            router.group("").get("/big") { _, _ in Response(status: 200, body: big) }
+        })
+        let client = try t.client()
+        try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/small HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/after HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.receiveResponse().body == big)
+        #expect(try client.receiveResponse().text == "hello small")
+        #expect(try client.receiveResponse().body == big)
+        #expect(try client.receiveResponse().text == "hello after")
+        await t.server.shutdown()
+    }
+
     @Test func halfClosedClientStillGetsEveryPipelinedAnswer() async throws {
         let t = try TestServer.start()
         let client = try t.client()
