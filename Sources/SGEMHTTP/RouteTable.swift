@@ -90,12 +90,9 @@ public struct RouteTable: Sendable {
     func prepare(_ request: inout Request, instruments: Instruments) -> Prepared {
         let started = MonotonicClock.nanoseconds()
         let requestID = Router.requestID(from: request.headers["X-Request-Id"])
-        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
         let found = match(method: request.method, path: request.path)
-        if let route = found.route {
-            request.parameters = found.parameters
-            context.route = route.pattern
-        }
+        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger, route: found.route?.pattern)
+        if found.route != nil { request.parameters = found.parameters }
         return Prepared(started: started, context: context, route: found.route, allowed: found.allowed)
     }
 
