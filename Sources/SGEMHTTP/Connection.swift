@@ -305,13 +305,22 @@ final class Connection: @unchecked Sendable {
         request.body = body
         body = []
         state = .handling
+        let router = core.router
+        let instruments = core.instruments
+        let prepared = router.prepare(&request, instruments: instruments)
+        if let handler = router.synchronousHandler(for: prepared) {
+            // Answered here and now, without a task: a synchronous handler cannot suspend, so
+            // there is nothing to wait for or time out. `process` goes on with the next request
+            // (calling it from here would nest one call deeper per pipelined request).
+            respond(with: router.respondSynchronously(to: request, prepared, handler: handler, instruments: instruments,
+                                                      setsRequestIDHeader: false))
+            return
+        }
         // While handling, `deadline` is the handler's: `tick` answers 503 when it passes.
         deadline = loop.now + core.handlerTimeout
         loop.inFlight += 1
-        let router = core.router
-        let instruments = core.instruments
         handlerTask = Task(executorPreference: loop) {
-            let outcome = await router.dispatch(request, instruments: instruments, setsRequestIDHeader: false)
+            let outcome = await router.respond(to: request, prepared, instruments: instruments, setsRequestIDHeader: false)
             self.complete(outcome)
         }
     }
@@ -348,14 +357,23 @@ final class Connection: @unchecked Sendable {
 
     private func finish(_ outcome: Router.Outcome) {
         loop.inFlight -= 1
-        guard state == .handling, let head else { return }
-        self.head = nil
+        guard state == .handling else { return }
         handlerTask = nil
+        guard respond(with: outcome) else { return }
+        if readPaused { readAvailable(drainFully: isSecure) }
+        process()
+    }
+
+    /// Writes the answer to the request being handled; true when the connection is ready for the
+    /// next request, false when it upgraded, is closing or closed.
+    @discardableResult
+    private func respond(with outcome: Router.Outcome) -> Bool {
+        guard state == .handling, let head else { return false }
+        self.head = nil
         let response = outcome.response
         if response.status == 101, let upgrade = outcome.context.upgrade as? any ConnectionUpgrade {
-            write(ResponseWriter.serialize(response, head: head, keepAlive: true, upgrade: true,
-                                           requestID: outcome.context.requestID))
-            guard state != .closed else { return }
+            write(response, head: head, keepAlive: true, upgrade: true, requestID: outcome.context.requestID)
+            guard state != .closed else { return false }
             state = .upgraded
             deadline = 0
             upgrade.start(on: self, context: outcome.context)
@@ -366,23 +384,21 @@ final class Connection: @unchecked Sendable {
                 inStart = 0
                 leftover.withUnsafeBytes { upgradedReceiver?($0) }
             }
-            return
+            return false
         }
         // A peer that half-closed still gets answers to what it already sent; `process` closes
         // once the buffer is empty.
         let keepAlive = head.keepAlive && !loop.shuttingDown
             && !response.headers.hasToken("Connection", "close")
-        write(ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: false,
-                                       requestID: outcome.context.requestID))
-        if state == .closed { return }
+        write(response, head: head, keepAlive: keepAlive, upgrade: false, requestID: outcome.context.requestID)
+        if state == .closed { return false }
         if !keepAlive {
             closeAfterFlush()
-            return
+            return false
         }
         state = .idle
         deadline = loop.now + core.idleTimeout
-        if readPaused { readAvailable(drainFully: isSecure) }
-        process()
+        return true
     }
 
     /// Answers with an error and closes: used when the request cannot be trusted or read further.
@@ -396,11 +412,27 @@ final class Connection: @unchecked Sendable {
 
     // MARK: Writing
 
+    /// Serialises a handler's answer in the loop's reused writer (no buffer per response) and
+    /// queues it like `write(_:)`. Nothing reached from here serialises another response, so
+    /// the writer is never in use twice.
+    private func write(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String) {
+        guard state != .closed else { return }
+        loop.responseBuffer.reset(keeping: 64 * 1024)
+        ResponseWriter.serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID,
+                                 into: &loop.responseBuffer)
+        loop.responseBuffer.withBytes { write($0) }
+    }
+
     /// Queues `bytes`, sending at once what the socket takes.
     func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Queues `bytes`, sending at once what the socket takes.
+    private func write(_ bytes: UnsafeRawBufferPointer) {
         guard state != .closed else { return }
         if outboundBytes == 0 {
-            let n = bytes.withUnsafeBytes { send($0) }
+            let n = send(bytes)
             if n < 0 {
                 close()
                 return

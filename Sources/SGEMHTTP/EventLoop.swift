@@ -183,6 +183,10 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// Handler tasks started by this loop that have not reported back yet.
     var inFlight = 0
     let scratch: UnsafeMutableRawPointer
+    /// Where responses are serialised before they are sent, kept between responses: they are
+    /// written one at a time on this thread. What a socket does not take at once moves to the
+    /// connection's own buffer, so an idle connection holds no output memory.
+    var responseBuffer = ByteWriter(capacity: 4096)
     var now: UInt64 = 0
     var nextTick: UInt64 = 0
     var shuttingDown = false

@@ -7,14 +7,15 @@ enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n` for the current second.
-    static func headerLine() -> [UInt8] {
+    /// Appends `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n` for the current second to `out`
+    /// (copied under the lock: no array handed out per response).
+    static func appendHeaderLine(to out: inout ByteWriter) {
         let now = Timestamp.now().seconds
-        return cache.withLock { c in
+        cache.withLock { c in
             if c.second != now {
                 c = (now, Array("Date: \(format(now))\r\n".utf8))
             }
-            return c.bytes
+            out.append(c.bytes)
         }
     }
 

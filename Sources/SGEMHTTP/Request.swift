@@ -83,11 +83,12 @@ public struct Request: Sendable {
 
     /// Splits an origin-form (or absolute-form) target into decoded path and query.
     static func split(target: String) -> (String, [String: String]) {
-        // The common case: an origin-form path with nothing to decode.
-        if target.utf8.first == UInt8(ascii: "/"),
-           !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") }) {
-            return (target, [:])
+        // The common case: an origin-form path with nothing to decode (checked over contiguous
+        // bytes: the generic UTF-8 view cost more than the rest of this function).
+        let plain = target.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.first == UInt8(ascii: "/") && !bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") }
         }
+        if plain == true { return (target, [:]) }
         var utf8 = Substring(target).utf8[...]
         // absolute-form: scheme://authority/path — keep only the path.
         if let first = utf8.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "*"),

@@ -12,23 +12,27 @@ public final class RequestContext: Sendable {
         /// Built from `base` on first use: most requests never log.
         var logger: Logger?
         var base: Logger
-        var route: String?
         var values: [ObjectIdentifier: any Sendable] = [:]
         var terminal: Handler?
         var upgrade: (any Sendable)?
     }
 
     public let requestID: String
+    /// The matched route pattern, nil when no route matched. Known before the context is made:
+    /// read on every request without the lock.
+    public let route: String?
     private let state: Mutex<State>
 
     /// A context for in-process use (tests, internal calls).
     public init(requestID: String, logger: Logger) {
         self.requestID = requestID
+        route = nil
         self.state = Mutex(State(logger: logger, base: logger))
     }
 
-    init(requestID: String, baseLogger: Logger) {
+    init(requestID: String, baseLogger: Logger, route: String?) {
         self.requestID = requestID
+        self.route = route
         self.state = Mutex(State(logger: nil, base: baseLogger))
     }
 
@@ -44,12 +48,6 @@ public final class RequestContext: Sendable {
             }
         }
         set { state.withLock { $0.logger = newValue } }
-    }
-
-    /// The matched route pattern, nil when no route matched.
-    public internal(set) var route: String? {
-        get { state.withLock { $0.route } }
-        set { state.withLock { $0.route = newValue } }
     }
 
     /// What the router runs inside the global middleware: the route's handler or a 404/405.

@@ -3,56 +3,63 @@ enum ResponseWriter {
     /// With `requestID`, any `X-Request-Id` field is replaced by one carrying it, written after
     /// the response's own fields (where `HTTPHeaders.set` would have put it).
     static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String? = nil) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(160 + response.body.count + response.headers.count * 32)
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
-        appendStatus(response.status, into: &out)
-        out.append(0x0D)
-        out.append(0x0A)
-        let isHead = head.method == .HEAD
+        var out = ByteWriter(capacity: 160 + response.body.count + response.headers.count * 32)
+        serialize(response, head: head, keepAlive: keepAlive, upgrade: upgrade, requestID: requestID, into: &out)
+        return out.bytes
+    }
+
+    /// Appends the serialised response to `out` (the event loop's reused writer: no buffer per
+    /// response). Constant text goes in as `StaticString` bytes.
+    static func serialize(_ response: Response, head: RequestHead, keepAlive: Bool, upgrade: Bool, requestID: String?,
+                          into out: inout ByteWriter) {
+        out.reserve(160 + response.body.count + response.headers.count * 32)
         let status = response.status
+        out.append("HTTP/1.1 ")
+        appendDecimal(status, into: &out)
+        out.append(0x20)
+        out.append(reason(status))
+        out.append("\r\n")
+        let isHead = head.method == .HEAD
         let bodyless = status < 200 || status == 204 || status == 304
-        out.append(contentsOf: HTTPDate.headerLine())
+        HTTPDate.appendHeaderLine(to: &out)
         for (name, value) in response.headers.fields {
-            if !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection") { continue }
-            if HTTPHeaders.equalsIgnoringCase(name, "Date") { continue }
-            if HTTPHeaders.equalsIgnoringCase(name, "Content-Length") && !(isHead && !bodyless) { continue }
-            if requestID != nil && HTTPHeaders.equalsIgnoringCase(name, "X-Request-Id") { continue }
-            appendField(name, value, into: &out)
+            // Fields the writer sets itself. Lengths first: most names differ there.
+            switch name.utf8.count {
+            case 4 where HTTPHeaders.equalsIgnoringCase(name, "Date"): continue
+            case 10 where !upgrade && HTTPHeaders.equalsIgnoringCase(name, "Connection"): continue
+            case 12 where requestID != nil && HTTPHeaders.equalsIgnoringCase(name, "X-Request-Id"): continue
+            case 14 where !(isHead && !bodyless) && HTTPHeaders.equalsIgnoringCase(name, "Content-Length"): continue
+            default: appendField(name, value, into: &out)
+            }
         }
         if let requestID { appendField("X-Request-Id", requestID, into: &out) }
         if !bodyless && !isHead {
-            out.append(contentsOf: "Content-Length: ".utf8)
+            out.append("Content-Length: ")
             appendDecimal(response.body.count, into: &out)
-            out.append(0x0D)
-            out.append(0x0A)
+            out.append("\r\n")
         }
         if !upgrade {
             if !keepAlive {
-                out.append(contentsOf: "Connection: close\r\n".utf8)
+                out.append("Connection: close\r\n")
             } else if head.minorVersion == 0 {
-                out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+                out.append("Connection: keep-alive\r\n")
             }
         }
-        out.append(0x0D)
-        out.append(0x0A)
-        if !isHead && !bodyless { out.append(contentsOf: response.body) }
-        return out
+        out.append("\r\n")
+        if !isHead && !bodyless { out.append(response.body) }
     }
 
     /// Writes a header field; CR, LF and NUL in names or values are replaced by spaces so a
     /// handler can never split the response.
-    private static func appendField(_ name: String, _ value: String, into out: inout [UInt8]) {
+    private static func appendField(_ name: String, _ value: String, into out: inout ByteWriter) {
         appendSanitized(name, forbiddingColon: true, into: &out)
-        out.append(UInt8(ascii: ":"))
-        out.append(0x20)
+        out.append(": ")
         appendSanitized(value, forbiddingColon: false, into: &out)
-        out.append(0x0D)
-        out.append(0x0A)
+        out.append("\r\n")
     }
 
     @inline(__always)
-    private static func appendSanitized(_ text: String, forbiddingColon: Bool, into out: inout [UInt8]) {
+    private static func appendSanitized(_ text: String, forbiddingColon: Bool, into out: inout ByteWriter) {
         var text = text
         text.withUTF8 { bytes in
             var clean = true
@@ -61,38 +68,31 @@ enum ResponseWriter {
                 break
             }
             if clean {
-                out.append(contentsOf: bytes)
+                out.append(bytes)
             } else {
                 for b in bytes { out.append(b == 0x0D || b == 0x0A || b == 0 || (forbiddingColon && b == UInt8(ascii: ":")) ? 0x20 : b) }
             }
         }
     }
 
-    static func appendDecimal(_ value: Int, into out: inout [UInt8]) {
-        if value == 0 {
-            out.append(0x30)
-            return
+    static func appendDecimal(_ value: Int, into out: inout ByteWriter) {
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = value
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { raw in
-            while n > 0 {
-                raw[count] = UInt8(n % 10) + 0x30
+        // Written from the last digit back, straight into place.
+        out.append(count: digits) { at in
+            var n = value
+            for i in stride(from: digits - 1, through: 0, by: -1) {
+                at[i] = UInt8(n % 10) + 0x30
                 n /= 10
-                count += 1
             }
-            for i in stride(from: count - 1, through: 0, by: -1) { out.append(raw[i]) }
         }
     }
 
-    private static func appendStatus(_ status: Int, into out: inout [UInt8]) {
-        appendDecimal(status, into: &out)
-        out.append(0x20)
-        out.append(contentsOf: reason(status).utf8)
-    }
-
-    static func reason(_ status: Int) -> String {
+    static func reason(_ status: Int) -> StaticString {
         switch status {
         case 100: "Continue"
         case 101: "Switching Protocols"

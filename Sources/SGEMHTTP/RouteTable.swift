@@ -11,6 +11,8 @@ public struct RouteTable: Sendable {
     let defaultMaxBodyBytes: Int
     /// How many routes were registered (the size of `Instruments`' per-route series table).
     let routeCount: Int
+    /// Whether global middleware wraps every route (then no handler runs without a task).
+    let hasGlobalMiddleware: Bool
 
     init(routes: [Router.Route], global: [any Middleware], defaultMaxBodyBytes: Int) {
         let root = BuildNode()
@@ -48,6 +50,7 @@ public struct RouteTable: Sendable {
         self.chain = Router.compose(global) { request, context in try await context.terminal!(request, context) }
         self.defaultMaxBodyBytes = defaultMaxBodyBytes
         routeCount = routes.count
+        hasGlobalMiddleware = !global.isEmpty
     }
 
     /// Full in-process dispatch: routing, middleware, error rendering, HEAD. Never throws.
@@ -69,17 +72,44 @@ public struct RouteTable: Sendable {
     /// With `setsRequestIDHeader` false the response does not carry `X-Request-Id`: the server
     /// writes it from `context.requestID` while serialising (no copy of shared header arrays).
     func dispatch(_ request: consuming Request, instruments: Instruments, setsRequestIDHeader: Bool = true) async -> Router.Outcome {
+        var request = request
+        let prepared = prepare(&request, instruments: instruments)
+        return await respond(to: request, prepared, instruments: instruments, setsRequestIDHeader: setsRequestIDHeader)
+    }
+
+    /// What is decided about a request before its handler runs.
+    struct Prepared {
+        let started: UInt64
+        let context: RequestContext
+        let route: Router.Route?
+        /// Methods the path accepts, when it matched a path but not the method (a 405).
+        let allowed: [String]
+    }
+
+    /// Gives `request` its id, context and route (and the route's path parameters).
+    func prepare(_ request: inout Request, instruments: Instruments) -> Prepared {
         let started = MonotonicClock.nanoseconds()
         let requestID = Router.requestID(from: request.headers["X-Request-Id"])
-        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger)
         let found = match(method: request.method, path: request.path)
-        var request = request
-        if let route = found.route {
-            request.parameters = found.parameters
-            context.route = route.pattern
+        let context = RequestContext(requestID: requestID, baseLogger: instruments.logger, route: found.route?.pattern)
+        if found.route != nil { request.parameters = found.parameters }
+        return Prepared(started: started, context: context, route: found.route, allowed: found.allowed)
+    }
+
+    /// The prepared route's handler when it may run on the caller's thread without a task: it is
+    /// synchronous and no middleware, group or global, wraps it.
+    func synchronousHandler(for prepared: Prepared) -> SynchronousHandler? {
+        hasGlobalMiddleware ? nil : prepared.route?.synchronousHandler
+    }
+
+    /// Runs the global middleware and the handler (or the 404/405 answer) for a prepared request.
+    func respond(to request: consuming Request, _ prepared: Prepared, instruments: Instruments,
+                 setsRequestIDHeader: Bool) async -> Router.Outcome {
+        let context = prepared.context
+        if let route = prepared.route {
             context.terminal = route.handler
-        } else if !found.allowed.isEmpty {
-            let allow = found.allowed.joined(separator: ", ")
+        } else if !prepared.allowed.isEmpty {
+            let allow = prepared.allowed.joined(separator: ", ")
             context.terminal = { _, _ in
                 throw APIError(status: 405, code: "method_not_allowed", message: "method not allowed; allowed: \(allow)",
                                headers: HTTPHeaders([("Allow", allow)]))
@@ -87,24 +117,49 @@ public struct RouteTable: Sendable {
         } else {
             context.terminal = { _, _ in throw APIError.notFound("no route for this path") }
         }
-
-        var response: Response
+        let response: Response
         do {
             response = try await chain(request, context)
-        } catch let error as any HTTPResponseError {
-            response = .error(error)
         } catch {
-            context.logger.error("unhandled error", ["error": String(describing: error)])
-            response = .error(APIError(status: 500, code: "internal", message: "internal error; request id \(requestID)"))
+            response = RouteTable.response(for: error, context: context)
         }
-        if setsRequestIDHeader { response.headers.set("X-Request-Id", requestID) }
+        return conclude(request, prepared, response: response, instruments: instruments, setsRequestIDHeader: setsRequestIDHeader)
+    }
+
+    /// Runs a synchronous handler (see `synchronousHandler(for:)`) on the caller's thread.
+    func respondSynchronously(to request: consuming Request, _ prepared: Prepared, handler: SynchronousHandler,
+                              instruments: Instruments, setsRequestIDHeader: Bool) -> Router.Outcome {
+        let response: Response
+        do {
+            response = try handler(request, prepared.context)
+        } catch {
+            response = RouteTable.response(for: error, context: prepared.context)
+        }
+        return conclude(request, prepared, response: response, instruments: instruments, setsRequestIDHeader: setsRequestIDHeader)
+    }
+
+    /// The answer to an error a handler threw: its own for an `HTTPResponseError`, otherwise a
+    /// bare 500 naming the request id, the error itself only in the log.
+    static func response(for error: any Error, context: RequestContext) -> Response {
+        if let error = error as? any HTTPResponseError { return .error(error) }
+        context.logger.error("unhandled error", ["error": String(describing: error)])
+        return .error(APIError(status: 500, code: "internal", message: "internal error; request id \(context.requestID)"))
+    }
+
+    /// The response as sent: request id header, HEAD without a body; recorded in the access log
+    /// and the metrics.
+    private func conclude(_ request: borrowing Request, _ prepared: Prepared, response: Response, instruments: Instruments,
+                          setsRequestIDHeader: Bool) -> Router.Outcome {
+        var response = response
+        let context = prepared.context
+        if setsRequestIDHeader { response.headers.set("X-Request-Id", context.requestID) }
         if request.method == .HEAD {
             if !response.body.isEmpty || !response.headers.contains("Content-Length") {
                 response.headers.set("Content-Length", String(response.body.count))
             }
             response.body = []
         }
-        instruments.record(request: request, context: context, response: response, started: started, matched: found.route)
+        instruments.record(request: request, context: context, response: response, started: prepared.started, matched: prepared.route)
         return Router.Outcome(response: response, context: context)
     }
 

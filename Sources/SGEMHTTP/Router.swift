@@ -4,6 +4,11 @@ import SGEMSupport
 /// Produces the response to one request; throws errors that the router renders.
 public typealias Handler = @Sendable (Request, RequestContext) async throws -> Response
 
+/// A handler that answers without suspending (a health check, a document held in memory). A
+/// closure without `await` registers as one; when no middleware wraps it, the server runs it on
+/// the event loop's thread as the request arrives, with no task to create and resume.
+public typealias SynchronousHandler = @Sendable (Request, RequestContext) throws -> Response
+
 /// Wraps a handler: may answer itself, change the request, or decorate the response.
 public protocol Middleware: Sendable {
     func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response
@@ -14,15 +19,31 @@ public protocol Middleware: Sendable {
 /// (Hummingbird's `buildResponder()`): the server dispatches through the table without a lock,
 /// and a route added after `build()` is a programming error.
 public final class Router: Sendable {
-    struct Route: Sendable {
+    /// A class, not a struct: every request's match hands its route along, and a copy of a
+    /// struct this size retained and released each of its fields (its documentation too).
+    final class Route: Sendable {
         let method: HTTPMethod
         let pattern: String
         let doc: RouteDoc?
         let maxBodyBytes: Int
         /// The handler already wrapped in its groups' middleware.
         let handler: Handler
+        /// The same handler, callable without a task: set when it is synchronous and no group
+        /// middleware wraps it.
+        let synchronousHandler: SynchronousHandler?
         /// Position in registration order: indexes the route's metric series in `Instruments`.
-        var ordinal = 0
+        let ordinal: Int
+
+        init(method: HTTPMethod, pattern: String, doc: RouteDoc?, maxBodyBytes: Int, handler: @escaping Handler,
+             synchronousHandler: SynchronousHandler?, ordinal: Int) {
+            self.method = method
+            self.pattern = pattern
+            self.doc = doc
+            self.maxBodyBytes = maxBodyBytes
+            self.handler = handler
+            self.synchronousHandler = synchronousHandler
+            self.ordinal = ordinal
+        }
     }
 
     struct State: Sendable {
@@ -78,12 +99,12 @@ public final class Router: Sendable {
         build().maxBodyBytes(method: method, path: path)
     }
 
-    func add(_ route: Route) {
+    func add(_ method: HTTPMethod, pattern: String, doc: RouteDoc?, maxBodyBytes: Int, handler: @escaping Handler,
+             synchronousHandler: SynchronousHandler?) {
         state.withLock { state in
-            precondition(state.built == nil, "route \(route.method.rawValue) \(route.pattern) added after the routes were frozen")
-            var route = route
-            route.ordinal = state.routes.count
-            state.routes.append(route)
+            precondition(state.built == nil, "route \(method.rawValue) \(pattern) added after the routes were frozen")
+            state.routes.append(Route(method: method, pattern: pattern, doc: doc, maxBodyBytes: maxBodyBytes, handler: handler,
+                                      synchronousHandler: synchronousHandler, ordinal: state.routes.count))
         }
     }
 
@@ -138,14 +159,29 @@ public struct RouteGroup: Sendable {
 
     /// Registers `handler` for `method` at `path` under this group.
     public func on(_ method: HTTPMethod, _ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) {
+        add(method, path, maxBody: maxBody, doc: doc, handler: handler, synchronousHandler: nil)
+    }
+
+    /// Registers a synchronous `handler` for `method` at `path` under this group (a closure
+    /// without `await` lands here): the server may run it without a task.
+    public func on(_ method: HTTPMethod, _ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping SynchronousHandler) {
+        add(method, path, maxBody: maxBody, doc: doc, handler: { request, context in try handler(request, context) },
+            synchronousHandler: middleware.isEmpty ? handler : nil)
+    }
+
+    private func add(_ method: HTTPMethod, _ path: String, maxBody: Int?, doc: RouteDoc?, handler: @escaping Handler,
+                     synchronousHandler: SynchronousHandler?) {
         let pattern = prefix + Router.normalize(path)
-        router.add(Router.Route(method: method, pattern: pattern.isEmpty ? "/" : pattern, doc: doc,
-                                maxBodyBytes: maxBody ?? router.defaultMaxBodyBytes,
-                                handler: Router.compose(middleware, around: handler)))
+        router.add(method, pattern: pattern.isEmpty ? "/" : pattern, doc: doc,
+                   maxBodyBytes: maxBody ?? router.defaultMaxBodyBytes,
+                   handler: Router.compose(middleware, around: handler),
+                   synchronousHandler: synchronousHandler)
     }
 
     /// Registers a GET route (HEAD is answered from it too).
     public func get(_ path: String, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.GET, path, doc: doc, handler) }
+    /// Registers a synchronous GET route (HEAD is answered from it too).
+    public func get(_ path: String, doc: RouteDoc? = nil, _ handler: @escaping SynchronousHandler) { on(.GET, path, doc: doc, handler) }
     /// Registers a POST route; `maxBody` overrides the router's default body cap.
     public func post(_ path: String, maxBody: Int? = nil, doc: RouteDoc? = nil, _ handler: @escaping Handler) { on(.POST, path, maxBody: maxBody, doc: doc, handler) }
     /// Registers a PUT route.
@@ -218,18 +254,16 @@ struct Instruments: Sendable {
 }
 
 /// One route's metric series for one method, each resolved from its family on first use and
-/// then read without a lock (`AtomicLazyReference`: every thread sees the same handle).
+/// then read without a lock (`SeriesSlot`: every thread sees the same handle).
 final class RouteSeries: Sendable {
     /// A lazily resolved counter series for one status.
-    final class StatusSlot: Sendable {
-        let series = AtomicLazyReference<CounterSeries>()
-    }
+    typealias StatusSlot = SeriesSlot<CounterSeries>
 
     /// Statuses with a slot of their own; any other status takes the family's labelled lookup.
     static let statuses: [Int] = [200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405,
                                   409, 410, 412, 413, 415, 416, 422, 429, 500, 501, 502, 503, 504]
 
-    private let durationSeries = AtomicLazyReference<HistogramSeries>()
+    private let durationSeries = SeriesSlot<HistogramSeries>()
     private let slots: [StatusSlot] = RouteSeries.statuses.map { _ in StatusSlot() }
 
     func duration(in family: Histogram, method: HTTPMethod, route: String) -> HistogramSeries {
@@ -241,8 +275,8 @@ final class RouteSeries: Sendable {
     func counter(in family: Counter, method: HTTPMethod, route: String, status: Int) -> CounterSeries? {
         guard let index = RouteSeries.slotIndex(status) else { return nil }
         let slot = slots[index]
-        if let found = slot.series.load() { return found }
-        return slot.series.storeIfNil(family.series([method.rawValue, route, String(status)]))
+        if let found = slot.load() { return found }
+        return slot.storeIfNil(family.series([method.rawValue, route, String(status)]))
     }
 
     private static func slotIndex(_ status: Int) -> Int? {
@@ -255,6 +289,32 @@ final class RouteSeries: Sendable {
             if statuses[mid] < status { low = mid + 1 } else { high = mid - 1 }
         }
         return nil
+    }
+}
+
+/// A reference stored once, then read without a lock: what `AtomicLazyReference` does, but
+/// specialised in this module. The standard type's `load` is generic code that looked up its
+/// metadata on every call (about 800 instructions; two calls per request).
+final class SeriesSlot<Series: AnyObject & Sendable>: Sendable {
+    private let stored = Atomic<Unmanaged<Series>?>(nil)
+
+    init() {}
+
+    deinit { stored.load(ordering: .acquiring)?.release() }
+
+    /// The stored reference, or nil before the first `storeIfNil`.
+    @inline(__always)
+    func load() -> Series? {
+        stored.load(ordering: .acquiring)?.takeUnretainedValue()
+    }
+
+    /// Stores `series` unless a reference is already there; returns the one stored.
+    func storeIfNil(_ series: Series) -> Series {
+        let retained = Unmanaged.passRetained(series)
+        let (exchanged, current) = stored.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing)
+        if exchanged { return series }
+        retained.release()
+        return current!.takeUnretainedValue()
     }
 }
 

@@ -132,11 +132,12 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {   // all muta
             pthread_mutex_unlock(mutex)
 
             if lost > 0 {
-                var notice = LogLine(level: .warning, label: "log", message: "log lines dropped")
-                notice.append("log.dropped", lost)
-                notice.append("log.reason", "the log's reader did not keep up")
-                notice.appendNewline()
-                notice.withBytes { _ = BufferedLogSink.writeFully(fd, $0) }
+                LogLine.withLine(level: .warning, label: "log", message: "log lines dropped") { notice in
+                    notice.append("log.dropped", lost)
+                    notice.append("log.reason", "the log's reader did not keep up")
+                    notice.appendNewline()
+                    notice.withBytes { _ = BufferedLogSink.writeFully(fd, $0) }
+                }
             }
             let written = batch.withUnsafeBytes { BufferedLogSink.writeFully(fd, $0) }
             if !written {

@@ -3,61 +3,80 @@ import Glibc
 #endif
 import Synchronization
 
-/// One logfmt line being built: bytes written into a single buffer, no string per field.
-/// `Logger` starts it with `ts`, `level`, `module` and `msg`; callers add facts.
-public struct LogLine: Sendable {
-    /// Room reserved up front and written through a pointer (an Array append per field run
-    /// cost more than the bytes it copied); `used` of it hold the line.
-    private var storage: [UInt8]
+/// One logfmt line being built: bytes written through a pointer into one buffer, no string per
+/// field. `Logger` starts it with `ts`, `level`, `module` and `msg`; callers add facts.
+/// The buffer is on the builder's stack (`withLine`) and moves to the heap only when a line
+/// outgrows it: the access line is on every request's path, and an array per line (allocated,
+/// zeroed, checked for uniqueness on every byte) cost more than the bytes it held. Noncopyable,
+/// so a line cannot outlive the buffer it points into.
+public struct LogLine: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
     private var used = 0
+    /// Whether `base` was allocated here (the line outgrew its first buffer); freed in `deinit`.
+    private var ownsBase = false
+
+    /// Bytes a line holds before it moves to the heap; an access line takes about 200.
+    static let stackCapacity = 512
+
+    private init(buffer: UnsafeMutableBufferPointer<UInt8>) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
+    }
+
+    deinit {
+        if ownsBase { base.deallocate() }
+    }
+
+    /// Calls `body` with a line started with `ts`, `level`, `module` and `msg`.
+    static func withLine<R>(level: LogLevel, label: String, message: String, _ body: (inout LogLine) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackCapacity) { buffer in
+            var line = LogLine(buffer: buffer)
+            line.put("ts=")
+            line.reserve(24)
+            line.used += LogLine.writeTimestamp(into: line.base + line.used)
+            line.put(" level=")
+            line.put(level.staticName)
+            line.put(" module=")
+            line.appendValue(label)
+            line.put(" msg=")
+            line.appendValue(message)
+            return try body(&line)
+        }
+    }
+
+    /// Calls `body` with an empty line (for quoting a value alone).
+    static func withEmptyLine<R>(_ body: (inout LogLine) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            var line = LogLine(buffer: buffer)
+            return try body(&line)
+        }
+    }
 
     /// The UTF-8 bytes so far, without a trailing newline.
-    public var bytes: [UInt8] { Array(storage[..<used]) }
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: used)) }
 
     /// Calls `body` with the bytes so far, without copying them.
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<used])) }
+        try body(UnsafeRawBufferPointer(start: base, count: used))
     }
 
-    init(level: LogLevel, label: String, message: String) {
-        storage = [UInt8](repeating: 0, count: 384)
-        put("ts=")
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
-            let count = LogLine.writeTimestamp(into: buffer.baseAddress!)
-            put(UnsafeBufferPointer(rebasing: buffer[..<count]))
-        }
-        put(" level=")
-        append(raw: level.name)
-        put(" module=")
-        appendValue(label)
-        put(" msg=")
-        appendValue(message)
-    }
-
-    /// An empty line (for quoting a value alone).
-    init(raw: Void) { storage = [UInt8](repeating: 0, count: 64) }
-
-    /// Adds ` key=value`, quoting `value` when logfmt needs it.
-    public mutating func append(_ key: String, _ value: String) {
-        put(0x20)
-        append(raw: key)
-        put(0x3D)
+    /// Adds ` key=value`, quoting `value` when logfmt needs it. Keys are constants (facts in
+    /// metadata, habit 7): a `StaticString` is copied as is, with no String to look into.
+    public mutating func append(_ key: StaticString, _ value: String) {
+        put(key: key)
         appendValue(value)
     }
 
     /// Adds ` key=<decimal integer>`.
-    public mutating func append(_ key: String, _ value: Int) {
-        put(0x20)
-        append(raw: key)
-        put(0x3D)
+    public mutating func append(_ key: StaticString, _ value: Int) {
+        put(key: key)
         appendDecimal(value)
     }
 
     /// Adds ` key=<units / 10^scale>` with exactly `scale` decimals (durations without a Double).
-    public mutating func append(_ key: String, fixedPoint units: Int, scale: Int) {
-        put(0x20)
-        append(raw: key)
-        put(0x3D)
+    public mutating func append(_ key: StaticString, fixedPoint units: Int, scale: Int) {
+        put(key: key)
         var divisor = 1
         for _ in 0..<scale { divisor *= 10 }
         if units < 0 { put(0x2D) }
@@ -73,20 +92,39 @@ public struct LogLine: Sendable {
         }
     }
 
+    /// Adds ` key=value` for a key known only at run time (a logger's metadata, `facts` pairs).
+    mutating func append(field key: String, _ value: String) {
+        put(0x20)
+        append(raw: key)
+        put(0x3D)
+        appendValue(value)
+    }
+
     /// Adds a newline (a sink writing the line as is).
     mutating func appendNewline() { put(0x0A) }
 
     // MARK: Writing bytes
 
-    /// Makes room for `extra` more bytes.
+    /// Makes room for `extra` more bytes, moving the line to a heap buffer twice as large.
+    @inline(__always)
     private mutating func reserve(_ extra: Int) {
-        guard used + extra > storage.count else { return }
-        storage.append(contentsOf: repeatElement(0, count: max(storage.count, used + extra - storage.count)))
+        if used + extra > capacity { grow(extra) }
     }
 
+    private mutating func grow(_ extra: Int) {
+        let larger = max(2 * capacity, used + extra)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: base, count: used)
+        if ownsBase { base.deallocate() }
+        base = moved
+        capacity = larger
+        ownsBase = true
+    }
+
+    @inline(__always)
     private mutating func put(_ byte: UInt8) {
         reserve(1)
-        storage[used] = byte
+        base[used] = byte
         used += 1
     }
 
@@ -94,14 +132,21 @@ public struct LogLine: Sendable {
         put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
+    /// ` key=`.
+    private mutating func put(key: StaticString) {
+        let count = key.utf8CodeUnitCount
+        reserve(count + 2)
+        base[used] = 0x20
+        (base + used + 1).initialize(from: key.utf8Start, count: count)
+        base[used + 1 + count] = 0x3D
+        used += count + 2
+    }
+
     private mutating func put(_ source: UnsafeBufferPointer<UInt8>) {
         let count = source.count
         guard count > 0 else { return }
         reserve(count)
-        let at = used
-        storage.withUnsafeMutableBufferPointer { target in
-            (target.baseAddress! + at).update(from: source.baseAddress!, count: count)
-        }
+        (base + used).initialize(from: source.baseAddress!, count: count)
         used += count
     }
 

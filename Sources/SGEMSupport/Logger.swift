@@ -7,7 +7,10 @@ import Synchronization
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     case trace, debug, info, notice, warning, error, critical
 
-    public var name: String {
+    public var name: String { staticName.description }
+
+    /// The name as a `StaticString`, which a `LogLine` copies without looking into a String.
+    var staticName: StaticString {
         switch self {
         case .trace: "trace"
         case .debug: "debug"
@@ -125,7 +128,7 @@ public struct Logger: Sendable {
 
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ facts: KeyValuePairs<String, String> = [:]) {
         log(level, message()) { line in
-            for (key, value) in facts { line.append(key, value) }
+            for (key, value) in facts { line.append(field: key, value) }
         }
     }
 
@@ -133,19 +136,21 @@ public struct Logger: Sendable {
     /// cheap form for hot paths such as the access log.
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, facts addFacts: (inout LogLine) -> Void) {
         guard isEnabled(level) else { return }
-        var line = LogLine(level: level, label: label, message: message())
-        for (key, value) in metadata { line.append(key, value) }
-        addFacts(&line)
         let sink = self.sink ?? LogSettings.sink
-        line.withBytes { sink.write(bytes: $0) }
+        LogLine.withLine(level: level, label: label, message: message()) { line in
+            for (key, value) in metadata { line.append(field: key, value) }
+            addFacts(&line)
+            line.withBytes { sink.write(bytes: $0) }
+        }
     }
 
     /// logfmt quoting: bare when safe, otherwise in double quotes with escapes; control characters
     /// are escaped so one event is always one line.
     static func quoted(_ value: String) -> String {
-        var line = LogLine(raw: ())
-        line.appendValue(value)
-        return String(decoding: line.bytes, as: UTF8.self)
+        LogLine.withEmptyLine { line in
+            line.appendValue(value)
+            return line.withBytes { String(decoding: $0, as: UTF8.self) }
+        }
     }
 }
 

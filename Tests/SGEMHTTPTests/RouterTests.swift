@@ -35,6 +35,26 @@ struct RouterTests {
         return router
     }
 
+    @Test func aClosureWithoutAwaitRunsWithoutATaskUnlessMiddlewareWrapsIt() {
+        let router = Router()
+        router.group("").get("/plain") { _, _ in .text("plain") }
+        router.group("").get("/awaits") { _, _ in
+            await Task.yield()
+            return .text("awaits")
+        }
+        router.group("/wrapped", middleware: [TagMiddleware(tag: "t")]).get("/x") { _, _ in .text("x") }
+        let table = router.build()
+        #expect(table.match(method: .GET, path: "/plain").route?.synchronousHandler != nil)
+        #expect(table.match(method: .GET, path: "/awaits").route?.synchronousHandler == nil)
+        #expect(table.match(method: .GET, path: "/wrapped/x").route?.synchronousHandler == nil)
+        let global = Router()
+        global.use(TagMiddleware(tag: "global"))
+        global.group("").get("/plain") { _, _ in .text("plain") }
+        var request = Request(method: .GET, target: "/plain")
+        let globalTable = global.build()
+        #expect(globalTable.synchronousHandler(for: globalTable.prepare(&request, instruments: .standard)) == nil)
+    }
+
     @Test("path parameters, static segments win over parameters", arguments: [
         ("/users/42", "user 42"),
         ("/users/me", "me"),

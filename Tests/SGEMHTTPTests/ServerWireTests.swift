@@ -48,6 +48,50 @@ struct ServerWireTests {
         await t.server.shutdown()
     }
 
+    @Test func synchronousHandlersAnswerPipelinedRequestsInOrderWithoutNesting() async throws {
+        let t = try TestServer.start(routes: { router in
+            router.group("").get("/refuse") { _, _ in throw APIError(status: 409, code: "conflict", message: "no") }
+            router.group("").get("/crash") { _, _ in throw Boom() }
+            router.group("/tagged", middleware: [TagMiddleware(tag: "group")]).get("/n") { _, _ in .text("n") }
+        })
+        let client = try t.client()
+        // One buffer of a thousand requests to synchronous routes: were each answered one call
+        // deeper inside the previous one, order or the stack would show it.
+        let count = 1000
+        let pipeline = (0..<count).map { "GET /hello/\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
+        try client.send(pipeline + "GET /refuse HTTP/1.1\r\nHost: x\r\n\r\nGET /crash HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /tagged/n HTTP/1.1\r\nHost: x\r\n\r\n")
+        let bodies = try (0..<count).map { _ in try client.receiveResponse().text }
+        #expect(bodies == (0..<count).map { "hello \($0)" })
+        let refused = try client.receiveResponse()
+        #expect(refused.status == 409 && refused.errorCode == "conflict")
+        let crashed = try client.receiveResponse()
+        #expect(crashed.status == 500 && crashed.errorCode == "internal")
+        #expect(crashed.json?["error"]?["message"]?.stringValue?.hasSuffix(crashed.header("X-Request-Id") ?? "-") == true)
+        // A synchronous handler inside group middleware still runs through it.
+        let tagged = try client.receiveResponse()
+        #expect(tagged.text == "n" && tagged.header("X-Tag") == "group")
+        #expect(t.server.openConnections == 1)
+        await t.server.shutdown()
+    }
+
+    @Test func largeAndSmallAnswersShareTheLoopsResponseWriter() async throws {
+        // Larger than the writer's first buffer and than a socket takes at once: it grows, the
+        // rest waits in the connection's buffer, and the next answer starts from a clean writer.
+        let big = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        let t = try TestServer.start(routes: { router in
+            router.group("").get("/big") { _, _ in Response(status: 200, body: big) }
+        })
+        let client = try t.client()
+        try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/small HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/after HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.receiveResponse().body == big)
+        #expect(try client.receiveResponse().text == "hello small")
+        #expect(try client.receiveResponse().body == big)
+        #expect(try client.receiveResponse().text == "hello after")
+        await t.server.shutdown()
+    }
+
     @Test func halfClosedClientStillGetsEveryPipelinedAnswer() async throws {
         let t = try TestServer.start()
         let client = try t.client()
