@@ -1496,6 +1496,13 @@ def days_text(n):
     return f"{value} day" if n == 1 else f"{value} days"
 
 
+def admin_and_eve(server):
+    """An admin and the employee Eve, each with an API session."""
+    create_admin(server)
+    create_employee(server)
+    return Api(server, "admin", ADMIN_PASSWORD), Api(server, "eve", EMPLOYEE_PASSWORD)
+
+
 @test
 def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     server = ctx["server"]
@@ -1635,10 +1642,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
 @test
 def holiday_screens_in_spanish_and_the_admin_lists(ctx):
     server = ctx["server"]
-    create_admin(server)
-    create_employee(server)
-    admin_api = Api(server, "admin", ADMIN_PASSWORD)
-    eve_api = Api(server, "eve", EMPLOYEE_PASSWORD)
+    admin_api, eve_api = admin_and_eve(server)
     year = datetime.datetime.now(datetime.timezone.utc).year + 1
     status, _ = admin_api.call("POST", "/admin/public-holidays", {"date": f"{year}-01-06", "name": "Reyes"})
     assert status == 201, status
@@ -1708,6 +1712,221 @@ def holiday_screens_in_spanish_and_the_admin_lists(ctx):
     feed = d.find_element(By.ID, "cal-feed-url").get_attribute("value")
     assert "/holidays/calendar.ics?token=" in feed, feed
     assert d.find_element(By.ID, "cal-feed").text == "Obtener un enlace nuevo"
+    no_script_errors(d)
+
+
+def first_monday(year, month):
+    """The first Monday of a month: a Monday–Wednesday from it holds three working days."""
+    day = datetime.date(year, month, 1)
+    return day + datetime.timedelta(days=(7 - day.weekday()) % 7)
+
+
+def ask_for_days(api, start, end, **extra):
+    """A holiday request filed through the API (the test is about what happens to it next)."""
+    status, request = api.call("POST", "/holidays", {"start": start.isoformat(), "end": end.isoformat(), **extra})
+    assert status == 201, (status, request)
+    return request
+
+
+def open_my_holidays(d, server, year):
+    d.get(server.url + f"/#/holidays?year={year}")
+    screen(d, "holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests[aria-busy='false']"))
+
+
+def open_request(d, server, request_id):
+    """An admin's detail of one request, drawn."""
+    d.get(server.url + f"/#/admin/holidays?id={request_id}")
+    screen(d, "admin-holidays")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-detail[aria-busy='false'] #ah-request"))
+
+
+def my_request_shows(d, request_id, status, words):
+    """My holidays lists the request with `status` and every one of `words` in its text."""
+    def shown(d):
+        found = d.find_elements(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request_id}'][data-status='{status}']")
+        return found and all(w in found[0].text for w in words)
+    wait_for(d, shown)
+
+
+def decide_in_detail(d, action, note=None, done_words=None):
+    if note:
+        d.find_element(By.ID, "ah-note").send_keys(note)
+    click_when_there(d, f"#ah-{action}")
+    wait_for(d, lambda d: d.find_element(By.ID, "ah-done").text.endswith(done_words))
+
+
+def stop_stream(d):
+    """The page stops hearing live events, as when its connection has dropped unnoticed."""
+    d.execute_script("return import('/assets/realtime.js').then(m => m.stop())")
+
+
+@test
+def an_admin_rejects_with_a_note_approves_and_reopens_and_the_employee_sees_each(ctx):
+    server = ctx["server"]
+    _, eve_api = admin_and_eve(server)
+    year = datetime.date.today().year + 1
+    march, may = first_monday(year, 3), first_monday(year, 5)
+    refused = ask_for_days(eve_api, march, march + datetime.timedelta(days=2))
+    granted = ask_for_days(eve_api, may, may + datetime.timedelta(days=2))
+    eve = ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    open_my_holidays(eve, server, year)
+    my_request_shows(eve, refused["id"], "pending", ["Waiting for a decision"])
+    wait_for(eve, realtime_open)
+    admin = ctx["browser"]()
+    login(admin, server, "admin", ADMIN_PASSWORD)
+
+    open_request(admin, server, refused["id"])
+    decide_in_detail(admin, "reject", "The team is short that week", "is rejected.")
+    assert "Not approved" in admin.find_element(By.ID, "ah-request").text
+    assert admin.find_element(By.ID, "ah-final").is_displayed()
+    my_request_shows(eve, refused["id"], "rejected", ["Not approved", "Note from the administrator", "The team is short that week"])
+    wait_for(eve, lambda d: "Not approved" in d.find_element(By.ID, "hol-live").text)
+
+    open_request(admin, server, granted["id"])
+    decide_in_detail(admin, "approve", done_words="is approved.")
+    my_request_shows(eve, granted["id"], "approved", ["Approved"])
+    decide_in_detail(admin, "reopen", "Let us talk about the dates first", "waits for a decision again.")
+    assert admin.find_elements(By.ID, "ah-approve") and admin.find_elements(By.ID, "ah-reject")
+    my_request_shows(eve, granted["id"], "pending", ["Waiting for a decision", "Let us talk about the dates first"])
+    wait_for(eve, lambda d: "Waiting for a decision" in d.find_element(By.ID, "hol-live").text)
+    # The refused request stays as it was.
+    my_request_shows(eve, refused["id"], "rejected", ["The team is short that week"])
+    no_script_errors(admin, eve)
+
+
+@test
+def over_the_absence_limit_the_admin_is_warned_and_an_approval_reaches_the_employees_home_live(ctx):
+    server = ctx["server"]
+    eve_api, bob_api = two_employees(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = admin_api.call("PUT", "/admin/settings", {"maxSimultaneousAbsences": 1})
+    assert status == 200, status
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    end = today + datetime.timedelta(days=3)
+    bobs = ask_for_days(bob_api, today, end)
+    assert admin_api.call("POST", f"/admin/holidays/{bobs['id']}/approve", {})[0] == 200
+    eves = ask_for_days(eve_api, today, end)
+    # Eve's Home lists her request, waiting.
+    eve = ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    screen(eve, "home")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, f"#home-my-requests [data-request-id='{eves['id']}'][data-status='pending']"))
+    assert "Waiting for a decision" in eve.find_element(By.ID, "home-my-requests").text
+    remaining_before = eve.find_element(By.ID, "home-remaining").text
+    wait_for(eve, realtime_open)
+
+    admin = ctx["browser"]()
+    login(admin, server, "admin", ADMIN_PASSWORD)
+    open_request(admin, server, eves["id"])
+    assert "Bob Builder" in admin.find_element(By.ID, "ah-also-away").text
+    assert admin.find_element(By.ID, "ah-over-limit").text == (
+        "Careful: with this request, more people than the company's limit would be away at the same time.")
+    shot(admin, ctx, "holiday-request-over-limit")
+    # Approved anyway: Eve's Home follows at once.
+    decide_in_detail(admin, "approve", done_words="is approved.")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, f"#home-my-requests [data-request-id='{eves['id']}'][data-status='approved']"))
+    assert "Approved" in eve.find_element(By.ID, "home-my-requests").text
+    assert eve.find_element(By.ID, "home-remaining").text == remaining_before, "approving moves pending days to approved"
+    no_script_errors(admin, eve)
+
+
+@test
+def too_many_days_and_a_request_changed_meanwhile_are_said_in_words(ctx):
+    server = ctx["server"]
+    admin_api, eve_api = admin_and_eve(server)
+    year = datetime.date.today().year + 1
+    status, _ = admin_api.call("PUT", f"/admin/users/{eve_api.user['id']}/allowances/{year}", {"days": 2})
+    assert status == 204, status
+    eve = ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    open_my_holidays(eve, server, year)
+    # Three working days with two left: said on the dates, with what is left.
+    monday = first_monday(year, 3)
+    tuesday = monday + datetime.timedelta(days=1)
+    set_date(eve, "hol-start", monday.isoformat())
+    set_date(eve, "hol-end", (monday + datetime.timedelta(days=2)).isoformat())
+    eve.find_element(By.ID, "hol-submit").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "hol-start-error").is_displayed())
+    assert eve.find_element(By.ID, "hol-start-error").text == "You do not have enough days left for this request: 2 days left."
+    assert active_id(eve) == "hol-start", active_id(eve)
+    assert not eve.find_elements(By.CSS_SELECTOR, "#hol-requests [data-request-id]"), "nothing was filed"
+
+    # A request decided while the page had not heard (its stream down): Cancel says in words
+    # that it changed, and the list then shows it as it is.
+    transition = "This request can no longer be changed that way. Its status has changed; the page now shows it."
+    one_day, other_day = ask_for_days(eve_api, monday, monday), ask_for_days(eve_api, tuesday, tuesday)
+    open_my_holidays(eve, server, year)
+    my_request_shows(eve, other_day["id"], "pending", ["Waiting for a decision"])
+    stop_stream(eve)
+    assert admin_api.call("POST", f"/admin/holidays/{other_day['id']}/reject", {})[0] == 200
+    click_when_there(eve, f"#hol-requests [data-request-id='{other_day['id']}'] [data-action='cancel']")
+    click_when_there(eve, f"#hol-requests [data-request-id='{other_day['id']}'] [data-action='cancel-yes']")
+    wait_for(eve, lambda d: d.find_element(By.ID, "hol-list-status").text == transition)
+    my_request_shows(eve, other_day["id"], "rejected", ["Not approved"])
+
+    # The same for an admin deciding a request its owner has just cancelled.
+    admin = ctx["browser"]()
+    login(admin, server, "admin", ADMIN_PASSWORD)
+    open_request(admin, server, one_day["id"])
+    stop_stream(admin)
+    assert eve_api.call("POST", f"/holidays/{one_day['id']}/cancel")[0] == 200
+    admin.find_element(By.ID, "ah-approve").click()
+    wait_for(admin, lambda d: d.find_element(By.ID, "ah-done").text == transition)
+    wait_for(admin, lambda d: d.find_element(By.ID, "ah-request").get_attribute("data-status") == "cancelled")
+    assert "Cancelled" in admin.find_element(By.ID, "ah-request").text
+    assert not admin.find_elements(By.ID, "ah-approve")
+    no_script_errors(admin, eve)
+
+
+@test
+def leave_types_are_edited_and_deleted_and_a_public_holiday_is_removed(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    year = datetime.date.today().year + 1
+    for key, name in (("sick", "Sick leave"), ("training", "Training")):
+        status, _ = admin_api.call("POST", "/admin/leave-types", {"key": key, "name": name, "countsAgainstAllowance": True, "needsApproval": True})
+        assert status == 201, status
+    status, _ = admin_api.call("POST", "/admin/public-holidays", {"date": f"{year}-05-01", "name": "Labour Day"})
+    assert status == 201, status
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.get(server.url + f"/#/admin/leave?year={year}")
+    screen(d, "admin-leave")
+    wait_for(d, lambda d: "Labour Day" in d.find_element(By.ID, "ph-list").text and "Training" in d.find_element(By.ID, "lt-list").text)
+
+    # The public holidays come first on the page.
+    click_when_there(d, f"#ph-list [data-date='{year}-05-01'] [data-action='delete']")
+    click_when_there(d, f"#ph-list [data-date='{year}-05-01'] [data-action='delete-yes']")
+    wait_for(d, lambda d: d.find_element(By.ID, "ph-status").text == "Labour Day has been removed.")
+    wait_for(d, lambda d: d.find_element(By.ID, "ph-list").text == f"No public holidays in {year} yet.")
+
+    sick = d.find_element(By.CSS_SELECTOR, "#lt-list [data-key='sick']")
+    type_id = sick.get_attribute("data-id")
+    sick.find_element(By.CSS_SELECTOR, "[data-action='edit']").click()
+    name = wait_for(d, lambda d: d.find_element(By.ID, f"lt-edit-{type_id}-name"))
+    name.clear()
+    name.send_keys("Sick day")
+    d.find_element(By.ID, f"lt-edit-{type_id}-counts").click()
+    d.find_element(By.ID, f"lt-edit-{type_id}-approval").click()
+    d.find_element(By.ID, f"lt-edit-{type_id}-save").click()
+    wait_for(d, lambda d: d.find_element(By.ID, "lt-status").text == "Sick day has been saved.")
+    wait_for(d, lambda d: "Sick day" in d.find_element(By.CSS_SELECTOR, "#lt-list [data-key='sick']").text)
+    assert "Does not count against the year's days · approved at once" in d.find_element(By.CSS_SELECTOR, "#lt-list [data-key='sick']").text
+
+    click_when_there(d, "#lt-list [data-key='training'] [data-action='delete']")
+    click_when_there(d, "#lt-list [data-key='training'] [data-action='delete-yes']")
+    wait_for(d, lambda d: d.find_element(By.ID, "lt-status").text == "Training has been deleted.")
+    wait_for(d, lambda d: not d.find_elements(By.CSS_SELECTOR, "#lt-list [data-key='training']"))
+
+    # All of it holds after a reload.
+    d.refresh()
+    screen(d, "admin-leave")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#lt-list[aria-busy='false'] [data-key='sick']"))
+    assert "Training" not in d.find_element(By.ID, "lt-list").text and "Sick day" in d.find_element(By.ID, "lt-list").text
+    wait_for(d, lambda d: d.find_element(By.ID, "ph-list").text == f"No public holidays in {year} yet.")
     no_script_errors(d)
 
 

@@ -115,8 +115,9 @@ function historyList(history, nameOf) {
   return h("ol.history", { id: "ah-history" }, ...items);
 }
 
-/// The decision controls a request's status allows, with one optional note.
-function decisionForm(request, name, onDone) {
+/// The decision controls a request's status allows, with one optional note. `onStale(message)`
+/// when the request changed meanwhile (the page had not heard yet): the screen shows it as it is.
+function decisionForm(request, name, onDone, onStale) {
   const note = field(t("ah.note", { name }), h("textarea", { id: "ah-note", rows: 2, maxlength: noteLimit }), t("ah.noteHint"));
   const status = notice();
   status.id = "ah-status-line";
@@ -138,6 +139,7 @@ function decisionForm(request, name, onDone) {
         const updated = await post(path, action === "cancel" ? undefined : (text ? { note: text } : {}));
         onDone(updated, t("ah.done." + action, { dates: dateRange(request) }));
       } catch (error) {
+        if (error?.code === "invalid_transition") { onStale(holidayError(error)); return; }
         showFieldErrors({ note }, error?.fields ?? {});
         status.set("bad", holidayError(error));
         for (const b of buttons) b.disabled = false;
@@ -195,7 +197,7 @@ async function detailView(root, ctx, types, id) {
             h("strong", {}, a.displayName || t("chat.someone")), " · ",
             a.start === a.end ? calendarDate(a.start) : `${calendarDate(a.start)} – ${calendarDate(a.end)}`)))
           : h("p.muted", { id: "ah-nobody-away" }, t("ah.nobodyAway"))),
-      decisionForm(r, name, (updated, message) => { done.set("ok", message); load(); }),
+      decisionForm(r, name, (updated, message) => { done.set("ok", message); load(); }, (message) => { done.set("bad", message); load(); }),
       h("section.card", { "aria-labelledby": "ah-year-title" },
         h("h2", { id: "ah-year-title" }, t("ah.theirYear", { name, year: d.summary?.year ?? year })),
         summaryList(d.summary, "ah-summary"),

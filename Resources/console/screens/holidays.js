@@ -17,8 +17,9 @@ function workingDaysOf(mine) {
   return Array.isArray(mine?.workingDays) && mine.workingDays.every(Number.isInteger) ? mine.workingDays : null;
 }
 
-/// Cancel with a second click to confirm, so a slip of the finger changes nothing.
-function cancelButton(request, onCancelled, status) {
+/// Cancel with a second click to confirm, so a slip of the finger changes nothing. A request
+/// decided meanwhile (the page had not heard yet) is said so, and `onStale` shows it as it is.
+function cancelButton(request, onCancelled, status, onStale) {
   const label = dateRange(request);
   const ask = h("button.secondary.small.danger", { type: "button", dataset: { action: "cancel" }, "aria-label": t("hol.cancelNamed", { dates: label }) },
     t("hol.cancel"));
@@ -38,6 +39,7 @@ function cancelButton(request, onCancelled, status) {
       status.set("bad", holidayError(error));
       yes.disabled = false;
       toggle(false);
+      if (error?.code === "invalid_transition") onStale();
     }
   });
   return [ask, prompt, yes, keep];
@@ -162,7 +164,7 @@ export async function render(root, ctx) {
     const requests = Array.isArray(result.requests) ? result.requests : [];
     list.replaceChildren(...requests.map((r) => requestItem(r, types, {
       // My own cancel is said once, by the list's status line, not again as a change.
-      actions: cancellable(r) ? cancelButton(r, () => { known.set(r.id, "cancelled"); reload(); }, listStatus) : [],
+      actions: cancellable(r) ? cancelButton(r, () => { known.set(r.id, "cancelled"); reload(); }, listStatus, reload) : [],
     })));
     if (!requests.length) list.append(h("li.empty", {}, t("hol.none", { year })));
     list.setAttribute("aria-busy", "false");
