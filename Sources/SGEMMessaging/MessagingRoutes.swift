@@ -78,7 +78,7 @@ struct MessagingRoutes: Sendable {
                                                isPublic: isPublic ?? false, memberIDs: members ?? [])
             logger.info("group created", ["chat.id": String(chat["id"]?.numberValue.map { Int64($0) } ?? 0),
                                           "user.id": String(me.id), "request.id": context.requestID])
-            return .json(chat, status: 201)
+            return .json(await Away.markMembers(ofChats: [chat], services: services, logger: logger)[0], status: 201)
         }
         chats.post("/direct", maxBody: MessagingRoutes.maxBody, doc: RouteDoc(
             summary: "The direct chat with an active user: created the first time (201), then returned again (200)",
@@ -93,7 +93,7 @@ struct MessagingRoutes: Sendable {
             let other = MessagingRoutes.id("userId", &body, required: true)
             try body.check()
             let (chat, created) = try await m.directChat(me.id, with: other ?? 0)
-            return .json(chat, status: created ? 201 : 200)
+            return .json(await Away.markMembers(ofChats: [chat], services: services, logger: logger)[0], status: created ? 201 : 200)
         }
         chats.get("/public", doc: RouteDoc(
             summary: "Public groups, newest first; member tells whether I am in one", tags: ["messaging"],
@@ -140,7 +140,8 @@ struct MessagingRoutes: Sendable {
             let tags = MessagingRoutes.tags(&body)
             let isPublic = MessagingRoutes.notNull("public", &body) ? body.bool("public") : nil
             try body.check()
-            return .json(try await m.editGroup(id, by: me.id, name: name, description: description, tags: tags, isPublic: isPublic))
+            let chat = try await m.editGroup(id, by: me.id, name: name, description: description, tags: tags, isPublic: isPublic)
+            return .json(await Away.markMembers(ofChats: [chat], services: services, logger: logger)[0])
         }
         chats.delete("/{id}", doc: RouteDoc(
             summary: "Delete a group with all its messages (group admins)",

@@ -188,6 +188,13 @@ struct AdminAndPermissionTests {
             try await check(nil)
             o.pin("2030-06-11T12:00:00Z")
             try await check("2030-06-12")
+            // The chats' own replies carry it too: a direct chat opened (then returned again) and a group edited.
+            for status in [201, 200] {
+                let direct = try await o.expect(status, "POST", "/chats/direct", as: "bob", ["userId": .number(Double(o.userID("ana")))])
+                #expect(direct["members"]?.arrayValue?.first { $0["userId"]?.int64 == o.userID("ana") }?["away"]?["until"]?.stringValue == "2030-06-12")
+            }
+            let edited = try await o.expect(200, "PATCH", "/chats/\(chat["id"]!.int64!)", as: "boss", ["name": "Team A"])
+            #expect(edited["members"]?.arrayValue?.first { $0["userId"]?.int64 == o.userID("ana") }?["away"]?["until"]?.stringValue == "2030-06-12")
             o.pin("2030-06-13T12:00:00Z")
             try await check(nil)
         }
