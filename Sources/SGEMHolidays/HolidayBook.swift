@@ -112,6 +112,7 @@ struct HolidayBook: Sendable {
         let settings = try await self.settings()
         let today = today(settings)
         let audience = try await audience(for: userID)
+        let language = try await language(of: userID)
         let now = clock.now()
         let (journal, notices) = (self.journal, self.notices)
         let request = try await store.write { db -> HolidayRequest in
@@ -141,7 +142,7 @@ struct HolidayBook: Sendable {
             let id = try HolidaysRepository.insertRequest(HolidaysRepository.NewRequest(
                 userID: userID, type: type, start: draft.start, end: draft.end, halfStart: draft.halfStart, halfEnd: draft.halfEnd,
                 perYear: perYear, status: status, note: draft.note, createdAt: now), in: db)
-            return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, audience: audience,
+            return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, audience: audience, language: language,
                                                 notices: notices, journal: journal, in: db)
         }
         journal.didCommit()
@@ -163,10 +164,11 @@ struct HolidayBook: Sendable {
     /// change in `db`'s transaction, and returns the request as it now is. The one path every
     /// change takes, so none can happen without the others.
     static func recordChange(_ id: Int64, from: HolidayStatus?, to: HolidayStatus, by actor: Int64, note: String?, at time: Timestamp,
-                             audience: [Int64], notices: any NoticePublisher, journal: any EventJournal, in db: Database) throws -> HolidayRequest {
+                             audience: [Int64], language: String, notices: any NoticePublisher, journal: any EventJournal,
+                             in db: Database) throws -> HolidayRequest {
         try HolidaysRepository.appendHistory(requestID: id, HistoryEntry(from: from, to: to, byUserID: actor, at: time, note: note), in: db)
         guard let request = try HolidaysRepository.request(id: id, in: db) else { throw APIError.notFound("no such request") }
-        let (title, body) = noticeText(request, from: from, note: note)
+        let (title, body) = noticeText(request, from: from, note: note, language: language)
         _ = try notices.publish(PersonalNotice(kind: "holiday", recipientID: request.userID, title: title, body: body,
                                                authorID: actor == request.userID ? nil : actor), in: db)
         _ = try journal.append(RealtimeEvent(type: "holiday.updated", audience: .users(audience), data: [
@@ -175,19 +177,39 @@ struct HolidayBook: Sendable {
         return request
     }
 
-    /// The notice an employee gets about their request.
-    static func noticeText(_ r: HolidayRequest, from: HolidayStatus?, note: String?) -> (String, String) {
-        let what: String
+    /// The notice an employee gets about their request, in their language (Spanish or English,
+    /// the console's two). Dates stay `YYYY-MM-DD`; the built-in vacation type is named in the
+    /// language, other types by the name the admin gave them.
+    static func noticeText(_ r: HolidayRequest, from: HolidayStatus?, note: String?, language: String) -> (String, String) {
+        enum Change: String { case recorded, submitted, reopened, approved, rejected, cancelled, pending }
+        let change: Change
         switch (from, r.status) {
-        case (nil, .approved): what = "recorded"
-        case (nil, _): what = "submitted"
-        case (.approved?, .pending): what = "reopened"
-        default: what = r.status.rawValue
+        case (nil, .approved): change = .recorded
+        case (nil, _): change = .submitted
+        case (.approved?, .pending): change = .reopened
+        default: change = Change(rawValue: r.status.rawValue) ?? .pending
         }
-        let title = "\(r.type.name) request \(what)"
-        var body = "Your \(r.type.name.lowercased()) request for \(r.start.iso) to \(r.end.iso) (\(format(r.days)) working days) was \(what)."
-        if let note, !note.isEmpty { body += "\n\nNote: \(note)" }
-        return (String(title.prefix(200)), String(body.prefix(20_000)))
+        let days = format(r.days)
+        let title: String, body: String, noteLine: String
+        if language == "es" {
+            let word: [Change: String] = [.recorded: "registrada", .submitted: "enviada", .reopened: "reabierta", .approved: "aprobada",
+                                          .rejected: "rechazada", .cancelled: "cancelada", .pending: "pendiente"]
+            let kind = r.type.key == "vacation" ? "vacaciones" : r.type.name
+            title = "Solicitud de \(kind) \(word[change]!)"
+            body = "Tu solicitud de \(kind) del \(r.start.iso) al \(r.end.iso) (\(days) días laborables) ha sido \(word[change]!)."
+            noteLine = "Nota"
+        } else {
+            title = "\(r.type.name) request \(change.rawValue)"
+            body = "Your \(r.type.name.lowercased()) request for \(r.start.iso) to \(r.end.iso) (\(days) working days) was \(change.rawValue)."
+            noteLine = "Note"
+        }
+        let full = note.map { $0.isEmpty ? body : body + "\n\n\(noteLine): \($0)" } ?? body
+        return (String(title.prefix(200)), String(full.prefix(20_000)))
+    }
+
+    /// The language `userID` reads the console in ("en" when unknown).
+    func language(of userID: Int64) async throws -> String {
+        try await directory?.user(id: userID)?.language ?? "en"
     }
 
     /// Who sees a request's events: its employee and the active admins (who may act on it).
@@ -212,6 +234,11 @@ struct HolidayBook: Sendable {
         let today = today(settings)
         let admins = try await directory?.activeAdminIDs() ?? []
         let anotherAdmin = admins.contains { $0 != actor.id }
+        // The owner's language for their notice, read before the write (the directory is not part
+        // of this module's transaction); a request that is not there fails inside the write.
+        let owner = try await store.read { db in try HolidaysRepository.request(id: id, in: db)?.userID }
+        let language: String
+        if let owner { language = try await self.language(of: owner) } else { language = "en" }
         let now = clock.now()
         let (journal, notices) = (self.journal, self.notices)
         let request = try await store.write { db -> HolidayRequest in
@@ -231,6 +258,7 @@ struct HolidayBook: Sendable {
             try HolidaysRepository.setStatus(id: id, to: next, decidedBy: decision ? actor.id : nil, at: now, note: decision ? note : nil, in: db)
             let audience = [current.userID] + admins.filter { $0 != current.userID }
             return try HolidayBook.recordChange(id, from: current.status, to: next, by: actor.id, note: note, at: now, audience: audience,
+                                                language: language,
                                                 notices: notices, journal: journal, in: db)
         }
         journal.didCommit()

@@ -222,6 +222,26 @@ struct AdminAndPermissionTests {
         }
     }
 
+    @Test("the holiday notice is written in the employee's language")
+    func noticesInTheEmployeesLanguage() async throws {
+        try await Office.with { o in
+            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+            let id = try await o.request("ana", "2030-06-10", "2030-06-11")["id"]!.int64!
+            try await o.expect(200, "POST", "/admin/holidays/\(id)/reject", as: "boss", ["note": "falta gente"])
+            let spanish = (try await o.expect(200, "GET", "/notices", as: "ana")["items"]?.arrayValue ?? [])
+                .filter { $0["kind"]?.stringValue == "holiday" }.compactMap { $0["title"]?.stringValue }
+            #expect(Set(spanish) == ["Solicitud de vacaciones enviada", "Solicitud de vacaciones rechazada"])
+            let body = (try await o.expect(200, "GET", "/notices", as: "ana")["items"]?.arrayValue ?? [])
+                .first { $0["title"]?.stringValue == "Solicitud de vacaciones rechazada" }?["body"]?.stringValue
+            #expect(body == "Tu solicitud de vacaciones del 2030-06-10 al 2030-06-11 (2 días laborables) ha sido rechazada.\n\nNota: falta gente")
+            let bobs = try await o.request("bob", "2030-06-10", "2030-06-10")["id"]!.int64!
+            try await o.expect(200, "POST", "/admin/holidays/\(bobs)/approve", as: "boss")
+            let english = (try await o.expect(200, "GET", "/notices", as: "bob")["items"]?.arrayValue ?? [])
+                .filter { $0["kind"]?.stringValue == "holiday" }.compactMap { $0["title"]?.stringValue }
+            #expect(Set(english) == ["Vacation request submitted", "Vacation request approved"])
+        }
+    }
+
     @Test("a change whose transaction fails leaves no history, notice or event behind")
     func rollback() async throws {
         try await Office.with(["ana"]) { o in
@@ -235,7 +255,7 @@ struct AdminAndPermissionTests {
                 try await o.store.write { db in
                     try HolidaysRepository.setStatus(id: id, to: .approved, decidedBy: 1, at: .now(), note: nil, in: db)
                     _ = try HolidayBook.recordChange(id, from: .pending, to: .approved, by: 1, note: nil, at: .now(), audience: [1],
-                                                     notices: notices, journal: journal, in: db)
+                                                     language: "en", notices: notices, journal: journal, in: db)
                     throw Boom()
                 }
             }
