@@ -341,6 +341,48 @@ struct HolidayBook: Sendable {
         let displayName: String
         /// Whether the viewer may see the leave type (an admin, or their own).
         let typeVisible: Bool
+
+        /// The calendar item: `{userId, displayName, start, end, halfStart, halfEnd, status, type, typeName}`.
+        var json: JSONValue {
+            let r = request
+            return .object([
+                ("userId", .number(Double(r.userID))), ("displayName", .string(displayName)),
+                ("start", .string(r.start.iso)), ("end", .string(r.end.iso)), ("halfStart", .bool(r.halfStart)),
+                ("halfEnd", .bool(r.halfEnd)), ("status", .string(r.status.rawValue)),
+                ("type", typeVisible ? .string(r.type.key) : .null), ("typeName", .string(typeVisible ? r.type.name : "away")),
+            ])
+        }
+
+        /// Appends the same JSON as `json` straight to `out`: a month of a large company is
+        /// hundreds of absences, and building the tree cost more than writing the text.
+        func write(into out: inout [UInt8]) {
+            func raw(_ k: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)) }
+            let r = request
+            raw(#"{"userId":"#); out.append(contentsOf: String(r.userID).utf8)
+            raw(#","displayName":"#); JSONValue.writeString(displayName, into: &out)
+            raw(#","start":""#); out.append(contentsOf: r.start.iso.utf8)
+            raw(#"","end":""#); out.append(contentsOf: r.end.iso.utf8)
+            raw(#"","halfStart":"#); raw(r.halfStart ? "true" : "false")
+            raw(#","halfEnd":"#); raw(r.halfEnd ? "true" : "false")
+            raw(#","status":"#); JSONValue.writeString(r.status.rawValue, into: &out)
+            raw(#","type":"#)
+            if typeVisible { JSONValue.writeString(r.type.key, into: &out) } else { raw("null") }
+            raw(#","typeName":"#); JSONValue.writeString(typeVisible ? r.type.name : "away", into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+
+        /// `{"items": [...]}` of `absences`, as JSON bytes.
+        static func page(_ absences: [Absence]) -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(16 + absences.count * 200)
+            out.append(contentsOf: #"{"items":["#.utf8)
+            for (i, absence) in absences.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                absence.write(into: &out)
+            }
+            out.append(contentsOf: "]}".utf8)
+            return out
+        }
     }
 
     /// Who is away in `from…to` (approved; admins also see pending), active employees only.

@@ -253,15 +253,8 @@ struct HolidaysRoutes: Sendable {
             }
             guard problems.isEmpty, let from, let to else { throw APIError.validationFailed(problems) }
             let absences = try await book.calendar(from: from, to: to, viewer: me)
-            return .json(["items": .array(absences.map { a in
-                let r = a.request
-                return .object([
-                    ("userId", .number(Double(r.userID))), ("displayName", .string(a.displayName)),
-                    ("start", .string(r.start.iso)), ("end", .string(r.end.iso)), ("halfStart", .bool(r.halfStart)),
-                    ("halfEnd", .bool(r.halfEnd)), ("status", .string(r.status.rawValue)),
-                    ("type", a.typeVisible ? .string(r.type.key) : .null), ("typeName", .string(a.typeVisible ? r.type.name : "away")),
-                ])
-            })] as JSONValue)
+            return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]),
+                            body: HolidayBook.Absence.page(absences))
         }
         user.post("/me/calendar-token", doc: RouteDoc(
             summary: "A private iCal feed URL; a new call revokes the previous URL",

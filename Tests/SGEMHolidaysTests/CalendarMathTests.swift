@@ -171,3 +171,28 @@ struct TransitionTests {
         }
     }
 }
+
+@Suite("The team calendar's JSON")
+struct CalendarJSONTests {
+    @Test("the calendar page written as bytes is exactly the JSONValue form, names with quotes, control characters and accents included")
+    func bytesMatchTheTree() throws {
+        func absence(_ id: Int64, _ name: String, typeName: String, visible: Bool, half: Bool, status: HolidayStatus) throws -> HolidayBook.Absence {
+            let type = LeaveType(id: 2, key: "sick", name: typeName, countsAgainstAllowance: false, needsApproval: true)
+            let request = HolidayRequest(id: id, userID: id * 7, type: type, start: try #require(Day(iso: "2030-12-30")),
+                                         end: try #require(Day(iso: "2031-01-02")), halfStart: half, halfEnd: !half, days: 2.5,
+                                         status: status, note: "n", createdAt: .now(), decidedBy: nil, decidedAt: nil, decisionNote: nil,
+                                         history: [])
+            return HolidayBook.Absence(request: request, displayName: name, typeVisible: visible)
+        }
+        let absences = [
+            try absence(1, "Álvaro \"Al\" Gómez", typeName: "Baja médica", visible: true, half: true, status: .approved),
+            try absence(2, "Tab\there\nnew line \u{1} ✓ 🎉", typeName: "Secret \\ type", visible: false, half: false, status: .pending),
+            try absence(9_007_199_254, "</script><b>x</b>", typeName: "x", visible: true, half: false, status: .approved),
+        ]
+        for page in [[], Array(absences.prefix(1)), absences] {
+            let tree = JSONValue.object([("items", .array(page.map(\.json)))]).serializedBytes()
+            #expect(HolidayBook.Absence.page(page) == tree)
+        }
+        #expect(absences[1].json["typeName"] == "away" && absences[1].json["type"] == .null)
+    }
+}
