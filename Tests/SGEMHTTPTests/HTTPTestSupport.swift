@@ -107,14 +107,7 @@ final class RawClient {
     @discardableResult
     func fill(limit: Int = 65536) -> Bool {
         guard !closed else { return false }
-        var chunk = [UInt8](repeating: 0, count: limit)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<n])
-            return true
-        }
+        return receiveSome(fd, into: &buffer, limit: limit)
     }
 
     /// Bytes received and not yet consumed as a response.
@@ -177,6 +170,19 @@ extension String {
         while s.first == " " || s.first == "\t" { s.removeFirst() }
         while s.last == " " || s.last == "\t" { s.removeLast() }
         return String(s)
+    }
+}
+
+/// One blocking `recv` of at most `limit` bytes from `fd` appended to `buffer`; false on EOF,
+/// reset or timeout.
+func receiveSome(_ fd: Int32, into buffer: inout [UInt8], limit: Int = 65536) -> Bool {
+    var chunk = [UInt8](repeating: 0, count: limit)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return false }
+        buffer.append(contentsOf: chunk[0..<n])
+        return true
     }
 }
 

@@ -1,0 +1,11 @@
+/// A complete response: status, header fields and the whole body (bounded by the client's cap).
+public struct HTTPClientResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// The URL that answered (differs from the request's after a redirect).
+    public var url: HTTPClientURL
+
+    /// The body decoded as UTF-8 (invalid sequences replaced).
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
