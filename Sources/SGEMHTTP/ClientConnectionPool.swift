@@ -43,6 +43,7 @@ final class ClientConnectionPool: Sendable {
 
     /// Waits for a turn on `origin` until `deadline` (then `timeout`) or cancellation.
     func acquire(_ origin: String, deadline: UInt64) async throws -> Lease {
+        closeExpired()
         if let lease = state.withLock({ takeTurn(origin, &$0) }) { return lease }
         let id = state.withLock { s -> UInt64 in
             s.nextID += 1
@@ -113,13 +114,29 @@ final class ClientConnectionPool: Sendable {
         for connection in idle { connection.close() }
     }
 
+    /// Closes idle connections past the idle timeout, for every origin: one no one calls again
+    /// does not keep its sockets open until shutdown.
+    private func closeExpired() {
+        let now = MonotonicClock.nanoseconds()
+        let expired = state.withLock { s -> [ClientConnection] in
+            var expired: [ClientConnection] = []
+            for (origin, var host) in s.hosts where host.idle.contains(where: { $0.lastUsed + idleTimeout <= now }) {
+                expired += host.idle.filter { $0.lastUsed + idleTimeout <= now }
+                host.idle.removeAll { $0.lastUsed + idleTimeout <= now }
+                s.hosts[origin] = host.isEmpty ? nil : host
+            }
+            return expired
+        }
+        for connection in expired { connection.close() }
+    }
+
     /// A turn now if one is free: a fresh idle connection first, else a slot to open one.
     private func takeTurn(_ origin: String, _ s: inout State) -> Lease? {
         var host = s.hosts[origin] ?? Host()
         defer { s.hosts[origin] = host.isEmpty ? nil : host }
         let now = MonotonicClock.nanoseconds()
         while let connection = host.idle.popLast() {
-            if now - connection.lastUsed < idleTimeout && connection.isReusable {
+            if connection.lastUsed + idleTimeout > now && connection.isReusable {
                 host.active += 1
                 return .reuse(connection)
             }

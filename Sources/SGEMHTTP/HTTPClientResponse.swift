@@ -6,6 +6,14 @@ public struct HTTPClientResponse: Sendable {
     /// The URL that answered (differs from the request's after a redirect).
     public var url: HTTPClientURL
 
+    /// A response as the client returns it (also for stubs in callers' tests).
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], url: HTTPClientURL) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+    }
+
     /// The body decoded as UTF-8 (invalid sequences replaced).
     public var text: String { String(decoding: body, as: UTF8.self) }
 }

@@ -271,6 +271,39 @@ struct HTTPClientTests {
         #expect(stub.requests.count == 5)
     }
 
+    @Test func aCallerWaitingForAConnectionCanBeCancelled() async throws {
+        let stub = try StubServer { _ in .hang }
+        defer { stub.stop() }
+        let client = try Self.client { $0.maxConnectionsPerHost = 1; $0.timeout = .seconds(60) }
+        let url = "http://127.0.0.1:\(stub.port)/"
+        let first = Task { try await client.send(HTTPClientRequest(url: url)) }
+        #expect(await eventually(within: 10) { stub.requests.count == 1 })
+        let second = Task { try await client.send(HTTPClientRequest(url: url)) }
+        second.cancel()
+        #expect(await Self.failure { _ = try await second.value }?.code == .cancelled)
+        first.cancel()
+        #expect(await Self.failure { _ = try await first.value }?.code == .cancelled)
+        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 1)
+    }
+
+    @Test func idleConnectionsPastTheIdleTimeoutAreClosed() async throws {
+        let a = try StubServer { _ in .bytes(StubServer.response(200, "a"), close: false) }
+        let b = try StubServer { _ in .bytes(StubServer.response(200, "b"), close: false) }
+        defer { a.stop(); b.stop() }
+        let client = try Self.client { $0.idleTimeout = .milliseconds(50) }
+        let originA = "http://127.0.0.1:\(a.port)"
+        _ = try await client.send(HTTPClientRequest(url: originA + "/"))
+        #expect(client.connections.idleCount(originA) == 1)
+        // Calls to another origin sweep A's expired connection; the server sees it closed.
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+        while client.connections.idleCount(originA) == 1 && MonotonicClock.nanoseconds() < deadline {
+            _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(b.port)/"))
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(client.connections.idleCount(originA) == 0)
+        #expect(await eventually(within: 10) { a.clientClosed.load(ordering: .sequentiallyConsistent) == 1 })
+    }
+
     @Test func aCallerWaitingForAConnectionTimesOut() async throws {
         let stub = try StubServer { _ in .hang }
         defer { stub.stop() }
@@ -360,6 +393,65 @@ struct HTTPClientTLSTests {
         #expect(error?.code == .tlsFailed)
         #expect(error?.message.contains(reason) == true, "\(String(describing: error))")
         await t.server.shutdown()
+    }
+
+    /// `openssl s_server` on an ephemeral port for one connection, answering `-www` pages.
+    final class OpenSSLServer {
+        let pipe: UnsafeMutablePointer<FILE>
+        let port: Int
+        private(set) var output = ""
+
+        init(_ arguments: String) throws {
+            guard let pipe = popen("timeout 20 openssl s_server -accept 127.0.0.1:0 -naccept 1 -www \(arguments) 2>&1", "r") else { throw TestFailure("popen failed") }
+            self.pipe = pipe
+            var port: Int?
+            while port == nil, let text = Self.line(pipe) {
+                output += text
+                if text.hasPrefix("ACCEPT "), let colon = text.lastIndex(of: ":") { port = Int(text[text.index(after: colon)...].filter(\.isNumber)) }
+            }
+            guard let port else {
+                pclose(pipe)
+                throw TestFailure("s_server did not start: \(output)")
+            }
+            self.port = port
+        }
+
+        /// Everything s_server printed, once it has exited (after its one connection, or the timeout).
+        func finish() -> String {
+            while let text = Self.line(pipe) { output += text }
+            pclose(pipe)
+            return output
+        }
+
+        private static func line(_ pipe: UnsafeMutablePointer<FILE>) -> String? {
+            var line = [CChar](repeating: 0, count: 1024)
+            guard fgets(&line, Int32(line.count), pipe) != nil else { return nil }
+            return String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// SNI as `openssl s_server` sees it: with a second context for "localhost" it prints the
+    /// name the client sent.
+    @Test func theHostNameIsSentAsSNI() async throws {
+        let certificates = try Certificates.make()
+        defer { certificates.remove() }
+        let good = "-cert \(certificates.certificate("good")) -key \(certificates.key("good"))"
+        let server = try OpenSSLServer("\(good) -servername localhost -cert2 \(certificates.certificate("good")) -key2 \(certificates.key("good"))")
+        let response = try await Self.client(certificates).send(HTTPClientRequest(url: "https://localhost:\(server.port)/"))
+        #expect(response.status == 200)
+        let output = server.finish()
+        #expect(output.contains("Hostname in TLS extension: \"localhost\""), "\(output)")
+    }
+
+    @Test func aServerOfferingOnlyTLS11IsRefused() async throws {
+        let certificates = try Certificates.make()
+        defer { certificates.remove() }
+        // SECLEVEL=0 lets s_server speak TLS 1.1 at all, so the refusal is the client's.
+        let server = try OpenSSLServer("-cert \(certificates.certificate("good")) -key \(certificates.key("good")) -tls1_1 -cipher DEFAULT@SECLEVEL=0")
+        let error = await HTTPClientTests.failure { _ = try await Self.client(certificates).send(HTTPClientRequest(url: "https://localhost:\(server.port)/")) }
+        #expect(error?.code == .tlsFailed, "\(String(describing: error))")
+        let output = server.finish()
+        #expect(!output.contains("no protocols available"), "s_server must be able to offer TLS 1.1: \(output)")
     }
 
     @Test func theSystemStoreDoesNotTrustTheTestCA() async throws {
