@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SGEMSupport
 
 /// An HTTP/1.1 client for outbound calls (translation providers, feeds): http and https with a
@@ -42,6 +45,9 @@ public final class HTTPClient: Sendable {
     /// A client with its threads started; throws `tls_failed` when the CA store cannot be loaded.
     public init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
         self.configuration = configuration
+        // OpenSSL writes to the socket with write(2), not send(MSG_NOSIGNAL): a peer that reset
+        // the connection must give EPIPE, not kill the process (`serve` ignores SIGPIPE too).
+        signal(SIGPIPE, SIG_IGN)
         tls = try ClientTLSContext(caFile: configuration.caFile)
         threads = BlockingPool(name: "http-client", threads: configuration.threads)
         connections = ClientConnectionPool(maxPerHost: configuration.maxConnectionsPerHost,
@@ -144,6 +150,7 @@ public final class HTTPClient: Sendable {
             let (head, body) = try connection!.exchange(bytes, method: request.method, maxHeaderBytes: configuration.maxHeaderBytes,
                                                         maxBodyBytes: configuration.maxResponseBytes, deadline: deadline, handle: handle)
             handle.detach()
+            if !head.keepAlive { connection!.close() }
             connections.release(origin, head.keepAlive ? connection : nil)
             return .response(HTTPClientResponse(status: head.status, headers: head.headers, body: body, url: request.url))
         } catch {

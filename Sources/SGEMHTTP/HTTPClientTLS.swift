@@ -14,6 +14,8 @@ final class ClientTLSContext: @unchecked Sendable {
         guard sgem_ssl_ctx_set_min_tls12(ctx) == 1 else { throw Self.failure("cannot require TLS 1.2") }
         let options = sgem_ssl_op_no_compression() | sgem_ssl_op_no_renegotiation()
         guard sgem_ssl_ctx_set_options(ctx, options) & options == options else { throw Self.failure("cannot set the TLS options") }
+        // A write that would block is retried from the same offset, maybe from a moved buffer.
+        guard sgem_ssl_ctx_set_mode_partial_write(ctx) != 0 else { throw Self.failure("cannot enable partial writes") }
         sgem_ssl_ctx_verify_peer(ctx)
         if let caFile {
             guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else { throw Self.failure("cannot load the CA file \(caFile)") }

@@ -61,6 +61,8 @@ enum ResponseParser {
         var head = ResponseHead(status: status, minorVersion: minor, headers: headers, framing: .untilClose, keepAlive: keepAlive)
         if requestMethod == .HEAD || status < 200 || status == 204 || status == 304 {
             head.framing = .none
+            // After 101 the connection speaks another protocol: never reuse it for HTTP.
+            if status == 101 { head.keepAlive = false }
             return head
         }
         let encodings = headers.values("Transfer-Encoding")
