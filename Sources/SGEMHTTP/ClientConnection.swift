@@ -90,7 +90,7 @@ final class ClientConnection: @unchecked Sendable {
         var cursor: UnsafeMutablePointer<addrinfo>? = list
         while let info = cursor {
             cursor = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = sgem_socket_nonblocking(info.pointee.ai_family)
             guard fd >= 0 else {
                 lastFailure = "socket: \(String(cString: strerror(errno)))"
                 continue

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SGEMSupport
+import Synchronization
 
 /// An HTTP/1.1 client for outbound calls (translation providers, feeds): http and https with a
 /// verified chain and host name, connect and total timeouts, a response-size cap, same-origin
@@ -67,7 +68,7 @@ public final class HTTPClient: Sendable {
     /// Every failure is an `HTTPClientError`; cancelling the calling task ends the call promptly
     /// with `cancelled`.
     public func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        let deadline = MonotonicClock.nanoseconds() + configuration.timeout.nanoseconds
+        let deadline = MonotonicClock.nanoseconds() + (request.timeout ?? configuration.timeout).nanoseconds
         var current = request
         var redirects = 0
         while true {
@@ -105,10 +106,8 @@ public final class HTTPClient: Sendable {
             let handle = CancelHandle()
             let outcome: Outcome
             do {
-                outcome = try await withTaskCancellationHandler {
-                    try await threads.run { [self] in perform(request, bytes, lease: lease, deadline: deadline, handle: handle) }
-                } onCancel: {
-                    handle.cancel()
+                outcome = try await runBounded(deadline: deadline, handle: handle) { [self] in
+                    perform(request, bytes, lease: lease, deadline: deadline, handle: handle)
                 }
             } catch {
                 // The pool is shut down: the job never ran, so the turn is returned here.
@@ -121,6 +120,39 @@ public final class HTTPClient: Sendable {
             case .retry: continue
             case .failed(let error): throw error
             }
+        }
+    }
+
+    /// Runs `job` on a client thread, but answers the caller by `deadline` even when the job
+    /// cannot: every wait inside it is bounded except `getaddrinfo` and the wait for a free
+    /// thread. The late job is then told to stop (it cleans up after itself when it runs).
+    private func runBounded(deadline: UInt64, handle: CancelHandle, _ job: @escaping @Sendable () -> Outcome) async throws -> Outcome {
+        let once = ResumeOnce<Outcome>()
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Outcome, any Error>) in
+                once.set(continuation)
+                let now = MonotonicClock.nanoseconds()
+                // A little past the deadline, so the job's own timeout normally answers first.
+                let wait = (deadline > now ? deadline - now : 0) + 100_000_000
+                let timer = Task {
+                    try? await Task.sleep(for: .nanoseconds(wait))
+                    if Task.isCancelled { return }
+                    if once.resume(.success(.failed(HTTPClientError(.timeout, "the request timed out (no client thread free, or name resolution hanging)")))) {
+                        handle.cancel()
+                    }
+                }
+                let queued = threads.execute {
+                    let outcome = job()
+                    timer.cancel()
+                    once.resume(.success(outcome))
+                }
+                if !queued {
+                    timer.cancel()
+                    once.resume(.failure(BlockingPoolStopped(name: threads.name)))
+                }
+            }
+        } onCancel: {
+            handle.cancel()
         }
     }
 
@@ -161,5 +193,23 @@ public final class HTTPClient: Sendable {
             if handle.isCancelled { return .failed(HTTPClientError(.cancelled, "the request was cancelled")) }
             return staleConnection && request.isIdempotent ? .retry : .failed(error)
         }
+    }
+}
+
+/// A continuation that the first of several parties resumes; the others find it gone.
+final class ResumeOnce<T: Sendable>: Sendable {
+    private let continuation = Mutex<UnsafeContinuation<T, any Error>?>(nil)
+
+    func set(_ continuation: UnsafeContinuation<T, any Error>) { self.continuation.withLock { $0 = continuation } }
+
+    /// Resumes with `result` unless someone already did; true when this call did.
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        guard let continuation = continuation.withLock({ c -> UnsafeContinuation<T, any Error>? in
+            defer { c = nil }
+            return c
+        }) else { return false }
+        continuation.resume(with: result)
+        return true
     }
 }

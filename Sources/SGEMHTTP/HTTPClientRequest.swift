@@ -5,18 +5,23 @@ public struct HTTPClientRequest: Sendable {
     public var url: HTTPClientURL
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The whole call's time limit, when not the client's (e.g. a provider's admin-set timeout).
+    public var timeout: Duration?
 
     /// A request for an already-parsed URL.
-    public init(method: HTTPMethod = .GET, url: HTTPClientURL, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(method: HTTPMethod = .GET, url: HTTPClientURL, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+                timeout: Duration? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.timeout = timeout
     }
 
     /// A request for `url`, throwing `invalid_url` when it is not an absolute http(s) URL.
-    public init(method: HTTPMethod = .GET, url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) throws(HTTPClientError) {
-        self.init(method: method, url: try HTTPClientURL(url), headers: headers, body: body)
+    public init(method: HTTPMethod = .GET, url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+                timeout: Duration? = nil) throws(HTTPClientError) {
+        self.init(method: method, url: try HTTPClientURL(url), headers: headers, body: body, timeout: timeout)
     }
 
     /// Methods that may be sent again when a reused connection turns out to have been closed.

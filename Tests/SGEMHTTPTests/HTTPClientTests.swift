@@ -169,6 +169,25 @@ struct HTTPClientTests {
         #expect(await eventually(within: 10) { stub.clientClosed.load(ordering: .sequentiallyConsistent) == 1 })
     }
 
+    /// With its one thread held by a slow call, a short call still ends at its own deadline.
+    @Test func aCallWaitingForAThreadEndsAtItsOwnTimeout() async throws {
+        let slow = try StubServer { _ in .hang }
+        let quick = try StubServer { _ in .bytes(StubServer.response(200, "q"), close: false) }
+        defer { slow.stop(); quick.stop() }
+        let client = try Self.client { $0.threads = 1 }
+        let held = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(slow.port)/", timeout: .seconds(30))) }
+        #expect(await eventually(within: 10) { slow.requests.count == 1 })
+        let started = MonotonicClock.nanoseconds()
+        let error = await Self.failure { _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(quick.port)/", timeout: .milliseconds(300))) }
+        let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
+        #expect(error?.code == .timeout)
+        #expect(elapsed < 5, "took \(elapsed) s")
+        held.cancel()
+        #expect(await Self.failure { _ = try await held.value }?.code == .cancelled)
+        // The thread is free again, and the late job left nothing behind.
+        #expect(try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(quick.port)/")).text == "q")
+    }
+
     @Test func aRefusedPortIsConnectFailed() async throws {
         // Bound but not listening: connections to it are refused, and no one else can take the port.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
