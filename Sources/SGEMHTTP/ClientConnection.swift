@@ -130,11 +130,10 @@ final class ClientConnection: @unchecked Sendable {
         while rc != 0 && errno == EINTR { rc = Glibc.connect(fd, address, length) }
         if rc == 0 { return }
         guard errno == EINPROGRESS else { throw HTTPClientError(.connectFailed, String(cString: strerror(errno))) }
-        // shutdown(2) does not wake a socket still connecting, so this wait looks at the
-        // cancellation flag every 50 ms.
+        // Cancellation reaches this wait too: on Linux shutdown(2) aborts a connect in progress.
         let expired = deadline < totalDeadline ? HTTPClientError(.connectTimeout, "no connection within the connect timeout")
                                                : HTTPClientError(.timeout, "the request timed out while connecting")
-        try wait(Int16(POLLOUT), until: deadline, expired: expired, handle: handle, slice: 50)
+        try wait(Int16(POLLOUT), until: deadline, expired: expired, handle: handle)
         var error: Int32 = 0
         var size = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { throw HTTPClientError(.connectFailed, String(cString: strerror(errno))) }
@@ -305,14 +304,13 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     /// Waits until the socket is ready for `events` (or hung up), throwing `expired` at
-    /// `deadline` and `cancelled` once the caller went away. `slice` caps each poll (ms).
-    private func wait(_ events: Int16, until deadline: UInt64, expired: HTTPClientError, handle: CancelHandle,
-                      slice: UInt64 = 60_000) throws(HTTPClientError) {
+    /// `deadline` and `cancelled` once the caller went away (its shutdown(2) wakes the poll).
+    private func wait(_ events: Int16, until deadline: UInt64, expired: HTTPClientError, handle: CancelHandle) throws(HTTPClientError) {
         while true {
             if handle.isCancelled { throw HTTPClientError(.cancelled, "the request was cancelled") }
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { throw expired }
-            let milliseconds = Int32(min((deadline - now + 999_999) / 1_000_000, slice))
+            let milliseconds = Int32(min((deadline - now + 999_999) / 1_000_000, 60_000))
             var p = pollfd(fd: fd, events: events, revents: 0)
             let rc = poll(&p, 1, milliseconds)
             if rc > 0 { return }

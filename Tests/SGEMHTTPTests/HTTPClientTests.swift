@@ -190,19 +190,46 @@ struct HTTPClientTests {
 
     @Test func aRefusedPortIsConnectFailed() async throws {
         // Bound but not listening: connections to it are refused, and no one else can take the port.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = try loopbackSocket(listening: nil)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let error = await Self.failure { _ = try await Self.client().send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/")) }
         #expect(error?.code == .connectFailed, "\(String(describing: error))")
+    }
+
+    /// A listener with a full accept queue drops further SYNs: connecting hangs. Past the connect
+    /// timeout that is `connect_timeout`; when the total timeout comes first, `timeout`.
+    @Test(arguments: [(300, 10_000, HTTPClientError.Code.connectTimeout), (10_000, 300, .timeout)])
+    func aConnectionThatNeverCompletesTimesOut(connectMilliseconds: Int, totalMilliseconds: Int, code: HTTPClientError.Code) async throws {
+        let (fd, port, filler) = try Self.fullListener()
+        defer { filler.close(); close(fd) }
+        let client = try Self.client { $0.connectTimeout = .milliseconds(connectMilliseconds); $0.timeout = .milliseconds(totalMilliseconds) }
+        let started = MonotonicClock.nanoseconds()
+        let error = await Self.failure { _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/")) }
+        let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
+        #expect(error?.code == code, "\(String(describing: error))")
+        #expect(elapsed >= 0.25 && elapsed < 5, "took \(elapsed) s")
+    }
+
+    @Test func aCallStillConnectingCanBeCancelled() async throws {
+        let (fd, port, filler) = try Self.fullListener()
+        defer { filler.close(); close(fd) }
+        let client = try Self.client { $0.connectTimeout = .seconds(30); $0.timeout = .seconds(60) }
+        let call = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/")) }
+        // Nothing to wait on here: the SYN is dropped unseen. Cancelling early or late, the call ends.
+        try await Task.sleep(for: .milliseconds(100))
+        let started = MonotonicClock.nanoseconds()
+        call.cancel()
+        #expect(await Self.failure { _ = try await call.value }?.code == .cancelled)
+        #expect(Double(MonotonicClock.nanoseconds() - started) / 1e9 < 5)
+    }
+
+    /// A listener whose one-place accept queue is taken: connecting to it hangs.
+    static func fullListener() throws -> (fd: Int32, port: Int, filler: RawClient) {
+        let (fd, port) = try loopbackSocket(listening: 0)
+        do { return (fd, port, try RawClient(port: port)) } catch {
+            close(fd)
+            throw error
+        }
     }
 
     @Test func anUnknownHostIsResolveFailed() async throws {

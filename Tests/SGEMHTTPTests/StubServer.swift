@@ -35,18 +35,7 @@ final class StubServer: Sendable {
 
     init(_ handler: @escaping @Sendable (Request) -> Reply) throws {
         self.handler = handler
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        guard listener >= 0 else { throw TestFailure("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        guard bound else { throw TestFailure("bind/listen failed: errno \(errno)") }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try loopbackSocket(listening: 64)
         try startThread(name: "stub-accept") { [self] in acceptLoop() }
     }
 
