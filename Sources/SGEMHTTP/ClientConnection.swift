@@ -192,6 +192,12 @@ final class ClientConnection: @unchecked Sendable {
             decoding: while true {
                 let (consumed, step) = inbound[readIndex...].withUnsafeBytes { decoder.feed($0, into: &body, limit: maxBodyBytes) }
                 readIndex += consumed
+                // Chunk framing and trailers are not counted against the cap: drop what was
+                // decoded so they cannot grow the buffer either.
+                if readIndex >= 65536 {
+                    inbound.removeFirst(readIndex)
+                    readIndex = 0
+                }
                 switch step {
                 case .done: break decoding
                 case .tooLarge: throw HTTPClientError(.tooLarge, "the chunked response exceeds the \(maxBodyBytes)-byte cap")

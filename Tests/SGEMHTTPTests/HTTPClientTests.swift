@@ -112,6 +112,22 @@ struct HTTPClientTests {
         #expect(response.text == body)
     }
 
+    /// Framing is not body: many tiny chunks and long trailers pass under a small cap.
+    @Test func chunkFramingAndTrailersDoNotCountAgainstTheCap() async throws {
+        let chunks = String(repeating: "1\r\nx\r\n", count: 4000)
+        let trailers = String(repeating: "X-Trailer: \(String(repeating: "t", count: 1000))\r\n", count: 200)
+        let stub = try StubServer { _ in
+            .bytes(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(chunks)0\r\n\(trailers)\r\n".utf8), close: false)
+        }
+        defer { stub.stop() }
+        let client = try Self.client { $0.maxResponseBytes = 4096 }
+        let response = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/"))
+        #expect(response.body == Array(repeating: UInt8(ascii: "x"), count: 4000))
+        // The connection stays usable after the trailers.
+        #expect(try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")).body.count == 4000)
+        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 1)
+    }
+
     @Test(arguments: [
         "HTTP/2 200 OK\r\nContent-Length: 0\r\n\r\n",
         "HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n",
