@@ -45,6 +45,8 @@ int sgem_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+int sgem_socket_nonblocking(int family) { return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0); }
+
 int sgem_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 int sgem_eventfd_signal(int fd) { uint64_t one = 1; return (int)write(fd, &one, sizeof one); }
 int sgem_eventfd_drain(int fd) { uint64_t v; return (int)read(fd, &v, sizeof v); }

@@ -7,6 +7,7 @@
 #include <openssl/sha.h>
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
+#include <openssl/x509v3.h>
 
 /* Several OpenSSL entry points are macros; these inline wrappers make them callable from Swift. */
 static inline int sgem_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {
@@ -21,5 +22,8 @@ static inline long sgem_ssl_op_cipher_server_preference(void) { return (long)SSL
 static inline long sgem_ssl_ctx_set_mode_partial_write(SSL_CTX *ctx) {
     return SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
+/* Client side: SNI (a macro over SSL_ctrl) and the verify mode without a callback. */
+static inline int sgem_ssl_set_sni(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+static inline void sgem_ssl_ctx_verify_peer(SSL_CTX *ctx) { SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL); }
 static inline int sgem_ssl_get_version_number(const SSL *ssl) { return SSL_version(ssl); }
 #endif

@@ -60,17 +60,26 @@ final class TLSContext: @unchecked Sendable {
 final class TLSStream {
     let ssl: OpaquePointer
     var handshakeDone = false
+    /// Whether the last `.wouldBlock` waits for the socket to be writable (else readable).
+    var wantsWrite = false
+    /// OpenSSL's error queue at the last `.failed`, as text (the client reports it).
+    var lastError = ""
 
     enum IOResult { case done(Int), wouldBlock, closed, failed }
 
-    init?(context: TLSContext, fd: Int32) {
-        guard let ssl = SSL_new(context.ctx) else { return nil }
+    convenience init?(context: TLSContext, fd: Int32) {
+        self.init(sslContext: context.ctx, fd: fd, accepting: true)
+    }
+
+    /// TLS over `fd` from a configured SSL_CTX, as the server (`accepting`) or as a client.
+    init?(sslContext: OpaquePointer, fd: Int32, accepting: Bool) {
+        guard let ssl = SSL_new(sslContext) else { return nil }
         guard SSL_set_fd(ssl, fd) == 1 else {
             SSL_free(ssl)
             return nil
         }
         self.ssl = ssl
-        SSL_set_accept_state(ssl)
+        if accepting { SSL_set_accept_state(ssl) } else { SSL_set_connect_state(ssl) }
     }
 
     deinit { SSL_free(ssl) }
@@ -108,10 +117,15 @@ final class TLSStream {
 
     private func classify(_ rc: Int32) -> IOResult {
         switch SSL_get_error(ssl, rc) {
-        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wouldBlock
+        case SSL_ERROR_WANT_READ:
+            wantsWrite = false
+            return .wouldBlock
+        case SSL_ERROR_WANT_WRITE:
+            wantsWrite = true
+            return .wouldBlock
         case SSL_ERROR_ZERO_RETURN: return .closed
         default:
-            ERR_clear_error()
+            lastError = TLSContext.opensslErrors()   // drains the queue, as ERR_clear_error would
             return .failed
         }
     }

@@ -107,14 +107,7 @@ final class RawClient {
     @discardableResult
     func fill(limit: Int = 65536) -> Bool {
         guard !closed else { return false }
-        var chunk = [UInt8](repeating: 0, count: limit)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<n])
-            return true
-        }
+        return receiveSome(fd, into: &buffer, limit: limit)
     }
 
     /// Bytes received and not yet consumed as a response.
@@ -177,6 +170,41 @@ extension String {
         while s.first == " " || s.first == "\t" { s.removeFirst() }
         while s.last == " " || s.last == "\t" { s.removeLast() }
         return String(s)
+    }
+}
+
+/// A TCP socket bound to 127.0.0.1 on an ephemeral port, listening with `backlog` unless nil
+/// (then connections to it are refused); throws after closing it if any step fails.
+func loopbackSocket(listening backlog: Int32?) throws -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let ready = withUnsafeMutablePointer(to: &address) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && (backlog.map { listen(fd, $0) == 0 } ?? true) && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard ready else {
+        let code = errno
+        Glibc.close(fd)
+        throw TestFailure("bind/listen failed: errno \(code)")
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// One blocking `recv` of at most `limit` bytes from `fd` appended to `buffer`; false on EOF,
+/// reset or timeout.
+func receiveSome(_ fd: Int32, into buffer: inout [UInt8], limit: Int = 65536) -> Bool {
+    var chunk = [UInt8](repeating: 0, count: limit)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return false }
+        buffer.append(contentsOf: chunk[0..<n])
+        return true
     }
 }
 

@@ -29,6 +29,8 @@ int sgem_epoll_wait(int epfd, sgem_epoll_event *out, int max, int timeout_ms);
 
 /* accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int sgem_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len);
+/* A non-blocking, close-on-exec stream socket of `family` (AF_INET or AF_INET6). */
+int sgem_socket_nonblocking(int family);
 /* A non-blocking, close-on-exec eventfd used to wake an event loop. */
 int sgem_eventfd(void);
 int sgem_eventfd_signal(int fd);
