@@ -280,7 +280,7 @@ struct NoticesAPITests {
 
     @Test("a write that publishes a notice then throws leaves neither the notice nor its event")
     func publisherRollsBack() async throws {
-        let (s, boss, ana) = try await TestServer.startWithEmployee()
+        let (s, _, ana) = try await TestServer.startWithEmployee()
         let publisher = try #require(s.services.resolve((any NoticePublisher).self))
         let journal = try s.journal()
         let start = try await journal.lastEventID()
