@@ -80,11 +80,14 @@ struct HolidaysRepository: Sendable {
 
     private static let typeColumns = "t.id AS type_id, t.key AS type_key, t.name AS type_name, t.counts_against_allowance, t.needs_approval"
 
-    private static func leaveType(_ row: Row) -> LeaveType? {
-        guard let id = row.int64("type_id"), let key = row.string("type_key"), let name = row.string("type_name") else { return nil }
-        return LeaveType(id: id, key: key, name: name, countsAgainstAllowance: row.bool("counts_against_allowance") ?? true,
-                         needsApproval: row.bool("needs_approval") ?? true)
+    /// A leave type from `typeColumns`, which start at column `first` of the row.
+    private static func leaveType(_ row: Row, first: Int) -> LeaveType? {
+        guard let id = row.int64(at: first), let key = row.string(at: first + 1), let name = row.string(at: first + 2) else { return nil }
+        return LeaveType(id: id, key: key, name: name, countsAgainstAllowance: row.bool(at: first + 3) ?? true,
+                         needsApproval: row.bool(at: first + 4) ?? true)
     }
+
+    private static func leaveType(_ row: Row) -> LeaveType? { leaveType(row, first: 0) }
 
     static func leaveTypes(in db: Database) throws -> [LeaveType] {
         try db.query("SELECT \(typeColumns) FROM holidays_leave_types t ORDER BY t.id").compactMap(leaveType)
@@ -166,6 +169,7 @@ struct HolidaysRepository: Sendable {
 
     // MARK: Requests
 
+    /// A request's columns; `request(_:)` reads them by position, in this order (the type's last).
     private static let requestColumns = """
         r.id, r.user_id, r.start_date, r.end_date, r.half_start, r.half_end, r.days, r.status, r.note, r.created_at,
         r.decided_by, r.decided_at, r.decision_note, \(typeColumns)
@@ -173,13 +177,13 @@ struct HolidaysRepository: Sendable {
     private static let requestFrom = "holidays_requests r JOIN holidays_leave_types t ON t.id = r.type_id"
 
     private static func request(_ row: Row) -> HolidayRequest? {
-        guard let id = row.int64("id"), let user = row.int64("user_id"), let type = leaveType(row),
-              let start = row.string("start_date").flatMap(Day.init(iso:)), let end = row.string("end_date").flatMap(Day.init(iso:)),
-              let status = row.string("status").flatMap(HolidayStatus.init(rawValue:)), let created = row.timestamp("created_at") else { return nil }
-        return HolidayRequest(id: id, userID: user, type: type, start: start, end: end, halfStart: row.bool("half_start") ?? false,
-                              halfEnd: row.bool("half_end") ?? false, days: row.double("days") ?? 0, status: status,
-                              note: row.string("note"), createdAt: created, decidedBy: row.int64("decided_by"),
-                              decidedAt: row.timestamp("decided_at"), decisionNote: row.string("decision_note"), history: [])
+        guard let id = row.int64(at: 0), let user = row.int64(at: 1), let type = leaveType(row, first: 13),
+              let start = row.string(at: 2).flatMap(Day.init(iso:)), let end = row.string(at: 3).flatMap(Day.init(iso:)),
+              let status = row.string(at: 7).flatMap(HolidayStatus.init(rawValue:)), let created = row.timestamp(at: 9) else { return nil }
+        return HolidayRequest(id: id, userID: user, type: type, start: start, end: end, halfStart: row.bool(at: 4) ?? false,
+                              halfEnd: row.bool(at: 5) ?? false, days: row.double(at: 6) ?? 0, status: status,
+                              note: row.string(at: 8), createdAt: created, decidedBy: row.int64(at: 10),
+                              decidedAt: row.timestamp(at: 11), decisionNote: row.string(at: 12), history: [])
     }
 
     /// What a new request is stored with.

@@ -80,6 +80,10 @@ import Testing
         #expect(r.timestamp("at") == stamp)
         #expect(r["at"] == .integer(1_796_070_246_000), "stored as epoch milliseconds")
         #expect(r.int("s") == nil)
+        // The same by position, as repositories decoding many rows read them.
+        #expect(r.int64(at: 2) == 1 << 40 && r.double(at: 3) == 2.5 && r.double(at: 0) == 42 && r.bool(at: 4) == true)
+        #expect(r.string(at: 5) == "ünï" && r.string(at: 7) == nil && r.timestamp(at: 8) == stamp)
+        #expect(r.int64(at: 5) == nil && r.string(at: 99) == nil && r.bool(at: -1) == nil)
     }
 
     @Test func syntaxErrorCarriesCodeAndSQL() async throws {
