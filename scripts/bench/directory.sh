@@ -30,9 +30,7 @@ PASSWORD="bench password $(date +%s)"
 bench_start_sgem directory "$SERVER_CPU" -- --event-loops 1 --password-hash-log-n 10
 DATA="$BENCH_TMP/data-directory"
 BASE="http://127.0.0.1:$SGEM_PORT"
-echo "$PASSWORD" | "$BENCH_BIN" admin create-user --data-dir "$DATA" --log-level warning --password-hash-log-n 10 \
-  --username bench --email bench@example.com --name "Ángel Admin" --role admin --password-stdin >/dev/null ||
-  bench_fail "admin create-user failed"
+bench_admin "$DATA" "$PASSWORD" bench "Ángel Admin"
 TOKEN="$(bench_login "$BASE" bench "$PASSWORD")" || bench_fail "login failed"
 AUTH="Authorization: Bearer $TOKEN"
 seed_start=$SECONDS

@@ -29,9 +29,7 @@ PASSWORD="bench password $(date +%s)"
 bench_start_sgem holidays "$SERVER_CPU" -- --event-loops 1 --password-hash-log-n 10
 DATA="$BENCH_TMP/data-holidays"
 BASE="http://127.0.0.1:$SGEM_PORT"
-echo "$PASSWORD" | "$BENCH_BIN" admin create-user --data-dir "$DATA" --log-level warning --password-hash-log-n 10 \
-  --username bench --email bench@example.com --name "Bench Admin" --role admin --password-stdin >/dev/null ||
-  bench_fail "admin create-user failed"
+bench_admin "$DATA" "$PASSWORD"
 ADMIN="$(bench_login "$BASE" bench "$PASSWORD")" || bench_fail "admin login failed"
 seed_start=$SECONDS
 EMPLOYEE="$("$BENCH_PYTHON" "$BENCH_DIR/holidays_seed.py" "$BASE" "$ADMIN" "$PEOPLE" "$YEAR")" || bench_fail "seeding failed"

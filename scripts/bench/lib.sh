@@ -226,6 +226,16 @@ bench_load() {
   bench_wrk "$BENCH_TMP/wrk-$label.txt" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url"
 }
 
+# Creates the admin USERNAME (default bench) with PASSWORD in the database of DATA_DIR through the
+# command line, at the cheap hash cost the benchmarks' servers run with (--password-hash-log-n 10):
+# bench_admin DATA_DIR PASSWORD [USERNAME] [DISPLAY_NAME]
+bench_admin() {
+  local user="${3:-bench}"
+  echo "$2" | "$BENCH_BIN" admin create-user --data-dir "$1" --log-level warning --password-hash-log-n 10 \
+    --username "$user" --email "$user@example.com" --name "${4:-Bench Admin}" --role admin --password-stdin >/dev/null ||
+    bench_fail "admin create-user failed"
+}
+
 # The bearer token of a login over the API: bench_login BASE_URL LOGIN PASSWORD.
 bench_login() {
   curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "{\"login\":\"$2\",\"password\":\"$3\"}" \

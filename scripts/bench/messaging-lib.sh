@@ -4,18 +4,10 @@
 MSG_PASSWORD="bench password for messaging"
 
 # msg_admin DATA_DIR: creates the admin `bench` in the database of DATA_DIR with the CLI.
-msg_admin() {
-  echo "$MSG_PASSWORD" | "$BENCH_BIN" admin create-user --data-dir "$1" --log-level warning --password-hash-log-n 10 \
-    --username bench --email bench@example.com --name "Bench Admin" --role admin --password-stdin >/dev/null ||
-    bench_fail "admin create-user failed"
-}
+msg_admin() { bench_admin "$1" "$MSG_PASSWORD"; }
 
 # msg_login BASE_URL: prints a bearer token for `bench`.
-msg_login() {
-  curl -fsS --max-time 10 -H 'Content-Type: application/json' \
-    -d "{\"login\":\"bench\",\"password\":\"$MSG_PASSWORD\"}" "$1/api/v1/auth/login" |
-    "$BENCH_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["token"])' || bench_fail "login failed"
-}
+msg_login() { bench_login "$1" bench "$MSG_PASSWORD" || bench_fail "login failed"; }
 
 # msg_count DB_PATH SQL: one number from the database (read while the server runs; WAL readers
 # do not block its writer).
