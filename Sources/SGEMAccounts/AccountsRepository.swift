@@ -8,7 +8,7 @@ import SGEMSupport
 /// second backend implements the same methods. Timestamps are INTEGER milliseconds since the
 /// epoch (`Timestamp.milliseconds` when binding, `Row.timestamp` when reading).
 struct AccountsRepository: Sendable {
-    /// The columns `UserRecord.init(row:)` reads, for SELECT lists.
+    /// The columns `UserRecord.init(row:)` reads by position: every SELECT of users starts with them, in this order.
     static let userColumns = """
         id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country,
         language, notifications_enabled, avatar_version, created_at, last_login_at

@@ -25,24 +25,26 @@ struct UserRecord: Sendable {
 
     /// A row with `AccountsRepository.userColumns`.
     init(row: Row) {
-        id = row.int64("id") ?? 0
-        username = row.string("username") ?? ""
-        email = row.string("email") ?? ""
-        displayName = row.string("display_name") ?? ""
-        role = UserRole(rawValue: row.string("role") ?? "") ?? .employee
-        active = row.bool("active") ?? false
-        position = row.string("position")
-        phone = row.string("phone")
-        twitter = row.string("twitter")
-        linkedin = row.string("linkedin")
-        bio = row.string("bio")
-        status = row.string("status")
-        country = row.string("country")
-        language = row.string("language") ?? "en"
-        notificationsEnabled = row.bool("notifications_enabled") ?? true
-        avatarVersion = row.int64("avatar_version")
-        createdAt = row.timestamp("created_at") ?? Timestamp(seconds: 0)
-        lastLoginAt = row.timestamp("last_login_at")
+        // By position, in the order of `userColumns`: the directory decodes a page of these per
+        // request, and a name lookup per column cost more than the rest of the row.
+        id = row.int64(at: 0) ?? 0
+        username = row.string(at: 1) ?? ""
+        email = row.string(at: 2) ?? ""
+        displayName = row.string(at: 3) ?? ""
+        role = UserRole(rawValue: row.string(at: 4) ?? "") ?? .employee
+        active = row.bool(at: 5) ?? false
+        position = row.string(at: 6)
+        phone = row.string(at: 7)
+        twitter = row.string(at: 8)
+        linkedin = row.string(at: 9)
+        bio = row.string(at: 10)
+        status = row.string(at: 11)
+        country = row.string(at: 12)
+        language = row.string(at: 13) ?? "en"
+        notificationsEnabled = row.bool(at: 14) ?? true
+        avatarVersion = row.int64(at: 15)
+        createdAt = row.timestamp(at: 16) ?? Timestamp(seconds: 0)
+        lastLoginAt = row.timestamp(at: 17)
     }
 
     /// `/api/v1/users/{id}/avatar?v={version}`, nil without an avatar.
