@@ -93,43 +93,43 @@ struct FeedAndCommandTests {
         let office = try await Office.start(["ana"], admins: [])
         let dir = office.dir
         do {
-            var r = await run(dir, ["admin", "set-allowance", "ana", "2030", "12.5"])
+            var r = await sgem(dir, ["admin", "set-allowance", "ana", "2030", "12.5"])
             #expect(r.code == 0 && r.io.output.contains("12.5"), "\(r.io.errors)")
             #expect(try await office.summary("ana", 2030)["allowance"]?.double == 12.5)
-            r = await run(dir, ["admin", "set-allowance", "\(office.userID("ana"))", "2031", "3"])
+            r = await sgem(dir, ["admin", "set-allowance", "\(office.userID("ana"))", "2031", "3"])
             #expect(r.code == 0)
             #expect(try await office.summary("ana", 2031)["allowance"]?.double == 3)
-            #expect(await run(dir, ["admin", "set-allowance", "nobody", "2030", "3"]).code == 1)
-            #expect(await run(dir, ["admin", "set-allowance", "ana", "2030", "2.3"]).code == 2)
-            #expect(await run(dir, ["admin", "set-allowance", "ana", "year", "2"]).code == 2)
-            #expect(await run(dir, ["admin", "set-allowance", "ana", "2030"]).code == 2)
+            #expect(await sgem(dir, ["admin", "set-allowance", "nobody", "2030", "3"]).code == 1)
+            #expect(await sgem(dir, ["admin", "set-allowance", "ana", "2030", "2.3"]).code == 2)
+            #expect(await sgem(dir, ["admin", "set-allowance", "ana", "year", "2"]).code == 2)
+            #expect(await sgem(dir, ["admin", "set-allowance", "ana", "2030"]).code == 2)
 
-            r = await run(dir, ["admin", "holidays", "add-public", "2030-05-01", "Labour Day"])
+            r = await sgem(dir, ["admin", "holidays", "add-public", "2030-05-01", "Labour Day"])
             #expect(r.code == 0, "\(r.io.errors)")
-            r = await run(dir, ["admin", "holidays", "add-public", "2030-05-01", "Again"])
+            r = await sgem(dir, ["admin", "holidays", "add-public", "2030-05-01", "Again"])
             #expect(r.code == 1 && r.io.errorText.contains("2030-05-01"))
-            #expect(await run(dir, ["admin", "holidays", "add-public", "2030-02-30", "Nope"]).code == 2)
+            #expect(await sgem(dir, ["admin", "holidays", "add-public", "2030-02-30", "Nope"]).code == 2)
 
             let good = dir.path + "/good.csv"
             let bad = dir.path + "/bad.csv"
             try writeFile(good, "date,name\r\n2030-01-01,New Year\n\n2030-12-25,\"Christmas, the day\"\n2030-12-26,\"St \"\"Stephen\"\"\"\n")
             try writeFile(bad, "2030-08-15,Assumption\n2030-10-12,National Day\n2030-11-31,Impossible\n")
-            r = await run(dir, ["admin", "holidays", "import-public", bad])
+            r = await sgem(dir, ["admin", "holidays", "import-public", bad])
             #expect(r.code == 1 && r.io.errorText.contains("line 3") && r.io.errors.count == 1, "\(r.io.errors)")
-            r = await run(dir, ["admin", "holidays", "import-public", good])
+            r = await sgem(dir, ["admin", "holidays", "import-public", good])
             #expect(r.code == 0 && r.io.output.contains("3 public holidays"), "\(r.io.errors)")
             let names = try await office.expect(200, "GET", "/public-holidays?year=2030", as: "ana")["items"]?.arrayValue?.map { $0["name"]?.stringValue ?? "" }
             #expect(names == ["New Year", "Labour Day", "Christmas, the day", "St \"Stephen\""])
             // A file naming a date that is taken adds nothing.
             let clash = dir.path + "/clash.csv"
             try writeFile(clash, "2030-08-15,Assumption\n2030-12-25,Christmas again\n")
-            r = await run(dir, ["admin", "holidays", "import-public", clash])
+            r = await sgem(dir, ["admin", "holidays", "import-public", clash])
             #expect(r.code == 1 && r.io.errorText.contains("line 2"), "\(r.io.errors)")
             #expect(try await office.expect(200, "GET", "/public-holidays?year=2030", as: "ana")["items"]?.arrayValue?.count == 4)
-            #expect(await run(dir, ["admin", "holidays", "import-public", dir.path + "/missing.csv"]).code == 1)
+            #expect(await sgem(dir, ["admin", "holidays", "import-public", dir.path + "/missing.csv"]).code == 1)
 
             for words in [["set-allowance", "--help"], ["holidays", "--help"], ["holidays", "add-public", "--help"], ["holidays", "import-public", "--help"]] {
-                let help = await run(dir, ["admin"] + words)
+                let help = await sgem(dir, ["admin"] + words)
                 #expect(help.code == 0 && help.io.output.contains("usage:"), "\(words)")
             }
         } catch {

@@ -11,13 +11,6 @@ import SGEMTestSupport
 
 let bossPassword = "correct horse battery"
 
-/// `sgem-server WORDS…` in-process on `dir`.
-func run(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (code: Int32, io: MemoryIO) {
-    let io = MemoryIO(input: input)
-    let flags = ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"]
-    return (await Application.main(words + flags, environment: [:], io: io, configureLogging: false), io)
-}
-
 final class Office: Sendable {
     let dir: TempDir
     let running: RunningServer
@@ -45,9 +38,9 @@ final class Office: Sendable {
 
     static func start(_ employees: [String], admins: [String]) async throws -> Office {
         let dir = TempDir()
-        let migrate = await run(dir, ["migrate"])
+        let migrate = await sgem(dir, ["migrate"])
         guard migrate.code == 0 else { throw TestFailure("migrate failed: \(migrate.io.errors)") }
-        let seed = await run(dir, ["admin", "create-user", "--username", "boss", "--email", "boss@example.com", "--name", "Boss",
+        let seed = await sgem(dir, ["admin", "create-user", "--username", "boss", "--email", "boss@example.com", "--name", "Boss",
                                    "--role", "admin", "--password-stdin"], input: [bossPassword])
         guard seed.code == 0 else { throw TestFailure("seeding boss failed: \(seed.io.errors)") }
         let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]

@@ -14,12 +14,6 @@ func testSettings(_ dir: TempDir) -> [String: String] {
     ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
 }
 
-/// `sgem-server WORDS…` in-process on `dir`; returns the exit code and the captured I/O.
-func sgem(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (code: Int32, io: MemoryIO) {
-    let io = MemoryIO(input: input)
-    let settings = ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"]
-    return (await Application.main(words + settings, environment: [:], io: io, configureLogging: false), io)
-}
 
 /// `sgem-server admin …`.
 @discardableResult

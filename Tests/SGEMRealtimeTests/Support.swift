@@ -17,12 +17,6 @@ func testSettings(_ dir: TempDir, _ extra: [String: String] = [:]) -> [String: S
         .merging(extra) { $1 }
 }
 
-/// `sgem-server WORDS…` in-process on `dir`.
-func sgem(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (code: Int32, io: MemoryIO) {
-    let io = MemoryIO(input: input)
-    let settings = ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"]
-    return (await Application.main(words + settings, environment: [:], io: io, configureLogging: false), io)
-}
 
 /// Who belongs to which chat, as the test says: stands in for the messaging module.
 final class FakeChatAccess: ChatAccess {
