@@ -21,9 +21,14 @@ public struct SystemModule: Module {
                                       "bearer token that lets a scraper on another machine read /metrics (loopback needs none)",
                                       check: { $0.utf8.count >= 16 ? nil : "must be at least 16 characters" })
 
+    /// Certificate authorities trusted for outbound HTTPS (translation providers, company feeds)
+    /// instead of the system's store: a self-hosted LibreTranslate behind a company CA.
+    static let outboundCAFile = Setting("outbound-ca-file", .path, default: nil,
+                                        "PEM file of the certificate authorities trusted for outbound HTTPS (default: the system's CA store)")
+
     public init(version: String) { self.version = version }
 
-    public var settings: [Setting] { [SystemModule.metricsToken] }
+    public var settings: [Setting] { [SystemModule.metricsToken, SystemModule.outboundCAFile] }
 
     public func registerMigrations(_ migrations: inout MigrationList) {
         migrations.add("system.001_instance", sql: """
@@ -54,7 +59,15 @@ public struct SystemModule: Module {
         context.services.register((any RuntimeSettings).self,
                                   StoredRuntimeSettings(repository: repository, declared: context.declaredRuntimeSettings))
         context.services.register((any EventJournal).self, StoredEventJournal(store: { store }))
-        return SystemRuntime(context: context, version: version, metricsToken: context.configuration.string(SystemModule.metricsToken))
+        // One outbound HTTP client for every module (translation providers, feeds): its own
+        // threads, bounded connections per origin, never the event loops.
+        var outbound = HTTPClient.Configuration()
+        outbound.caFile = context.configuration.string(SystemModule.outboundCAFile)
+        outbound.userAgent = "sgem-server/\(version)"
+        let client = try HTTPClient(configuration: outbound)
+        context.services.register(HTTPClient.self, client)
+        return SystemRuntime(context: context, version: version, metricsToken: context.configuration.string(SystemModule.metricsToken),
+                             client: client)
     }
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
@@ -94,6 +107,10 @@ struct SystemRuntime: ModuleRuntime {
     let context: ModuleContext
     let version: String
     let metricsToken: String?
+    /// The outbound client; shut down after every module's services stopped.
+    let client: HTTPClient
+
+    func shutdown() async { client.shutdown() }
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         let health = Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
