@@ -4,17 +4,29 @@
 // a network failure (a retry returns the first message, never a copy) and keeps it in this
 // browser until the server has it, so a reload in the middle loses nothing; edit and delete my
 // own messages (and, for group admins, delete anyone's). Live from the realtime stream.
-import { get, post, patch, del } from "../api.js";
+// Translation, when the server has a provider: any message translated on demand (and back to
+// the original), and the reader's own switch to see the whole chat in their language, its
+// translations arriving live as `message.updated` events.
+import { get, post, put, patch, del } from "../api.js";
 import { t, tn, dateTime } from "../i18n.js";
 import { h, notice, failure, errorText, awayBadge } from "../dom.js";
 import { people, chatName, chatPicture, otherMember, isAdminOf, bodyNodes, dayKey, dayLabel, clockTime, newClientId, pending, maxBody }
   from "./chat-common.js";
+import { translationLanguages, languageName, translationProblem, translatedMark, targetLang } from "./translation-common.js";
 
 const pageSize = 50;
 const nearTopPx = 120;
 const nearBottomPx = 80;
 const retryDelaysMs = [1_000, 2_000, 4_000, 8_000, 15_000];
 const maxRevealPages = 20;       // how far back a search result is looked for
+
+/// The provider's languages as options, named in the reader's language, with `chosen` among them.
+function languageChoices(languages, chosen) {
+  const list = languages.map((l) => ({ code: l.code, name: languageName(l.code, l.name) }));
+  if (chosen && !list.some((l) => l.code === chosen)) list.push({ code: chosen, name: languageName(chosen) });
+  list.sort((a, b) => a.name.localeCompare(b.name));
+  return list.map((l) => h("option", { value: l.code }, l.name));
+}
 
 export async function render(root, ctx) {
   const chatId = Number(ctx.params.get("id"));
@@ -26,8 +38,11 @@ export async function render(root, ctx) {
   const who = people();
   let chat;
   let first;
+  let offer;
+  let chosen;
   try {
-    [chat, first] = await Promise.all([get(`/chats/${chatId}`), get(`/chats/${chatId}/messages?limit=${pageSize}`)]);
+    [chat, first, offer, chosen] = await Promise.all([get(`/chats/${chatId}`), get(`/chats/${chatId}/messages?limit=${pageSize}`),
+      translationLanguages(), get(`/chats/${chatId}/translation`).catch(() => null)]);
     await who.load([...(chat.members ?? []).map((m) => m.userId), ...(first.items ?? []).map((m) => m.senderId)]);
   } catch (error) {
     if (!ctx.alive()) return null;
@@ -47,6 +62,10 @@ export async function render(root, ctx) {
   let lastReadSent = 0;
   let gone = null;                  // why the chat can no longer be used
   let revealed = null;              // the message a search result pointed at
+  // This chat in my language: the switch's state, and the language it translates into.
+  const auto = { enabled: offer.available && Boolean(chosen?.enabled), target: chosen?.target || me.language || "en" };
+  const asked = new Map();          // id → {body, busy, result, error}: translations asked for one by one
+  const originals = new Set();      // ids whose translation the reader put aside for the original
   for (const m of first.items ?? []) messages.set(m.id, m);
 
   const title = h("h1.chat-title", { id: "chat-title" });
@@ -63,7 +82,13 @@ export async function render(root, ctx) {
     "aria-describedby": "chat-keys", title: t("chat.keysHint") });
   const send = h("button", { type: "submit", id: "chat-send" }, t("chat.send"));
   const composer = h("form.composer", { id: "chat-composer" }, input, send, h("span.sr-only", { id: "chat-keys" }, t("chat.keysHint")));
-  root.append(h("section.chat-room", { "aria-labelledby": "chat-title" }, back, head, scroller, announce, status, composer));
+  const autoSwitch = h("input", { type: "checkbox", id: "chat-translate-on", role: "switch", checked: auto.enabled });
+  const autoLanguage = h("select", { id: "chat-translate-target", "aria-label": t("translation.chatLanguage") },
+    ...languageChoices(offer.languages, auto.target));
+  autoLanguage.value = auto.target;
+  const autoBar = h("div.chat-translate", { id: "chat-translate", hidden: !offer.available },
+    h("span.check-item", {}, autoSwitch, h("label", { for: autoSwitch.id }, t("translation.chatSwitch"))), autoLanguage);
+  root.append(h("section.chat-room", { "aria-labelledby": "chat-title" }, back, head, autoBar, scroller, announce, status, composer));
 
   function drawHead() {
     const name = chatName(chat, me, who);
@@ -86,6 +111,79 @@ export async function render(root, ctx) {
   const atBottom = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < nearBottomPx;
   const toBottom = () => { scroller.scrollTop = scroller.scrollHeight; };
 
+  /// The translation of `m` there is to show: the one asked for (while the body is the one it
+  /// translated), else the chat's, while the switch is on and it is in the chosen language.
+  function translationOf(m) {
+    if (m.deleted) return null;
+    const mine = asked.get(m.id);
+    if (mine?.result && mine.body === m.body) return mine.result;
+    const theirs = m.translation;
+    if (!auto.enabled || !theirs || typeof theirs.text !== "string") return null;
+    return !theirs.target || theirs.target === auto.target ? theirs : null;
+  }
+
+  const translationShown = (m) => (originals.has(m.id) ? null : translationOf(m));
+
+  /// "Translate", "Show original" or "Show translation", and a translation problem in words.
+  function translateAction(m) {
+    if (!offer.available) return [];
+    const known = translationOf(m);
+    const state = asked.get(m.id);
+    const action = known ? (originals.has(m.id) ? "show-translation" : "show-original") : "translate";
+    const busy = action === "translate" && Boolean(state?.busy);
+    const words = { "show-translation": t("translation.showTranslation"), "show-original": t("translation.showOriginal"),
+      translate: busy ? t("translation.translating") : t("translation.translate") }[action];
+    const button = h("button.link.translate-action", { type: "button", dataset: { action }, "aria-disabled": busy ? "true" : null,
+      "aria-label": action === "translate" ? t("translation.translateLabel") : null }, words);
+    button.addEventListener("click", () => {
+      if (action === "translate") { if (!busy) translate(m); return; }
+      if (action === "show-original") originals.add(m.id);
+      else originals.delete(m.id);
+      draw();
+    });
+    const problem = action === "translate" && state?.error ? h("span.translation-problem", {}, state.error) : null;
+    return [button, problem];
+  }
+
+  async function translate(m) {
+    const body = m.body;
+    asked.set(m.id, { body, busy: true });
+    originals.delete(m.id);
+    draw();
+    try {
+      asked.set(m.id, { body, result: await post(`/messages/${m.id}/translation`, {}) });
+    } catch (error) {
+      const problem = translationProblem(error);
+      asked.set(m.id, { body, error: problem });
+      announce.textContent = problem;
+    }
+    if (ctx.alive()) draw();
+  }
+
+  async function chooseAuto(enabled, target) {
+    const before = { ...auto };
+    try {
+      await put(`/chats/${chatId}/translation`, { enabled, target });
+    } catch (error) {
+      autoSwitch.checked = before.enabled;
+      autoLanguage.value = before.target;
+      status.set("bad", translationProblem(error));
+      return;
+    }
+    if (!ctx.alive()) return;
+    auto.enabled = enabled;
+    auto.target = target;
+    status.set("ok", enabled ? t("translation.chatOn", { language: languageName(target) }) : t("translation.chatOff"));
+    draw();
+    // The newest page again, with the translations that are ready; the rest follow live.
+    if (enabled) resync();
+  }
+  autoSwitch.addEventListener("change", () => chooseAuto(autoSwitch.checked, autoLanguage.value));
+  autoLanguage.addEventListener("change", () => {
+    if (auto.enabled) chooseAuto(true, autoLanguage.value);
+    else auto.target = autoLanguage.value;
+  });
+
   function actions(m) {
     if (m.deleted || gone) return null;
     const mine = m.senderId === me.id;
@@ -97,7 +195,7 @@ export async function render(root, ctx) {
       no.addEventListener("click", () => { confirming = null; draw(); });
       return h("div.msg-actions", {}, h("span", {}, t("chat.deleteConfirm")), yes, no);
     }
-    const buttons = [];
+    const buttons = translateAction(m);
     if (mine) {
       const edit = h("button.link", { type: "button", dataset: { action: "edit" }, "aria-label": t("chat.editLabel") }, t("admin.edit"));
       edit.addEventListener("click", () => startEdit(m));
@@ -108,7 +206,7 @@ export async function render(root, ctx) {
       remove.addEventListener("click", () => { confirming = m.id; draw(); });
       buttons.push(remove);
     }
-    return buttons.length ? h("div.msg-actions", {}, ...buttons) : null;
+    return buttons.some(Boolean) ? h("div.msg-actions", {}, ...buttons) : null;
   }
 
   function messageItem(m, showSender) {
@@ -116,8 +214,11 @@ export async function render(root, ctx) {
     const mentioned = !m.deleted && Array.isArray(m.mentions) && m.mentions.includes(me.id);
     const cls = "li.msg" + (mine ? ".mine" : "") + (m.deleted ? ".is-deleted" : "") + (mentioned ? ".mentions-me" : "");
     let body;
+    const translated = editing?.id === m.id ? null : translationShown(m);
     if (m.deleted) body = h("p.msg-body.deleted", {}, t("chat.deletedMessage"));
     else if (editing && editing.id === m.id) body = editing.form;
+    else if (translated) body = [h("p.msg-body.translated", { lang: targetLang(translated) }, ...bodyNodes(translated.text, me)),
+      translatedMark(translated, "p.msg-translated")];
     else body = h("p.msg-body", {}, ...bodyNodes(m.body, me));
     return h(cls + (m.id === revealed ? ".found" : ""), { dataset: { messageId: m.id }, id: `msg-${m.id}` },
       showSender ? h("p.msg-sender", {}, who.name(m.senderId)) : null,
@@ -158,11 +259,15 @@ export async function render(root, ctx) {
     }
     for (const item of outbox) nodes.push(outboxItem(item));
     if (!nodes.length) nodes.push(h("li.empty", { id: "chat-room-empty" }, t("chat.startHere")));
-    const focusedAction = document.activeElement && log.contains(document.activeElement) ? document.activeElement.dataset?.action : null;
+    const focused = document.activeElement && log.contains(document.activeElement) ? document.activeElement : null;
+    const focusedAction = focused?.dataset?.action;
+    // A translate button keeps the focus as it turns into "Show original" and back.
+    const focusedTranslation = focused?.classList.contains("translate-action") ? focused.closest("[data-message-id]")?.dataset.messageId : null;
     log.replaceChildren(...nodes);
     older.hidden = !hasOlder;
     if (editing) editing.editor.focus();
     else if (focusedAction === "delete" && confirming) log.querySelector(`[data-message-id="${confirming}"] [data-action="cancel-delete"]`)?.focus();
+    else if (focusedTranslation) log.querySelector(`[data-message-id="${focusedTranslation}"] .translate-action`)?.focus();
     if (keep === "older") scroller.scrollTop = scroller.scrollHeight - fromBottom;
     else if (keep === "bottom" || wasAtBottom) toBottom();
   }
@@ -172,6 +277,8 @@ export async function render(root, ctx) {
     const old = messages.get(m.id);
     const merged = { ...(old ?? {}), ...m };
     if (merged.deleted) delete merged.body;
+    // An edit without its translation: the old translation no longer says what the message does.
+    if (old && !("translation" in m) && "body" in m && m.body !== old.body) delete merged.translation;
     messages.set(m.id, merged);
   }
 
@@ -367,7 +474,8 @@ export async function render(root, ctx) {
       draw();
       markRead();
     }),
-    ctx.realtime.on("message.updated", ({ data }) => { if (forThisChat(data)) { upsert(data.message); draw(); } }),
+    // An edit, or (for a reader with this chat in their language) a message with its translation.
+    ctx.realtime.on("message.updated", ({ data }) => { if (forThisChat(data)) { upsert(data.message ?? data); draw(); } }),
     ctx.realtime.on("message.deleted", ({ data }) => {
       if (!forThisChat(data)) return;
       upsert({ ...data.message, deleted: true });

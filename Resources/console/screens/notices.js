@@ -5,6 +5,7 @@
 import { get, post, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, field, showFieldErrors, notice, richText, when, failure, errorText, submitForm } from "../dom.js";
+import { translationLanguages, translateButton, translatedMark, targetLang } from "./translation-common.js";
 
 const pageSize = 20;
 const excerptChars = 240;
@@ -52,6 +53,32 @@ export function summary(item, { heading = "h2", showReadBy = false } = {}) {
     showReadBy ? readBy(item) : null);
 }
 
+/// "Translate" for a notice on screen: its title (in `title`) and its text (the element `text`,
+/// drawn again by `makeText`) in the reader's language, marked as a translation after `markAfter`,
+/// with the original one click away.
+function translateNotice(item, { id, title, text, makeText, markAfter }) {
+  let shown = text;
+  let mark = null;
+  return translateButton({
+    id,
+    label: t("translation.noticeLabel"),
+    request: () => post(`/notices/${encodeURIComponent(item.id)}/translation`, {}),
+    show: (result) => {
+      const language = result ? targetLang(result) : null;
+      title.textContent = result ? result.title : item.title;
+      if (language) title.setAttribute("lang", language);
+      else title.removeAttribute("lang");
+      const next = makeText(result ? result.text : item.body);
+      if (language) next.setAttribute("lang", language);
+      shown.replaceWith(next);
+      shown = next;
+      mark?.remove();
+      mark = result ? translatedMark(result) : null;
+      if (mark) markAfter.after(mark);
+    },
+  });
+}
+
 /// The title/body/pinned form, for posting and for editing.
 function noticeForm({ id, initial = {}, submitLabel, onSubmit, onCancel }) {
   const fields = {
@@ -96,6 +123,8 @@ async function renderList(root, ctx) {
   const older = h("button.secondary", { type: "button", id: "notices-older", hidden: true }, t("notices.older"));
   let nextBefore = null;
   let unread = 0;
+  const offer = translationLanguages();
+  let translating = false;
 
   function showUnread(count) {
     unread = count;
@@ -110,6 +139,11 @@ async function renderList(root, ctx) {
       li.querySelector(".meta").append(by);
       names(n.authorId).then((name) => { if (name) by.textContent = " · " + t("notices.by", { name }); });
     }
+    if (translating) {
+      const head = li.querySelector(".notice-head");
+      li.append(translateNotice(n, { id: `notice-translate-${n.id}`, title: head.querySelector("a"), text: li.querySelector(".excerpt"),
+        makeText: (body) => richText(excerpt(body), "p.text.excerpt"), markAfter: li.querySelector(".meta") }));
+    }
     return li;
   }
 
@@ -117,6 +151,7 @@ async function renderList(root, ctx) {
     const params = new URLSearchParams({ limit: String(pageSize) });
     if (before !== null) params.set("before", String(before));
     const result = await get("/notices?" + params);
+    translating = (await offer).available;
     if (!ctx.alive()) return;
     const items = Array.isArray(result.items) ? result.items : [];
     if (before === null) list.replaceChildren();
@@ -214,6 +249,8 @@ async function renderOne(root, ctx, id) {
   const status = notice();
   const article = h("article.card.notice-full", { id: "notice", dataset: { noticeId: item.id } });
   const names = authorNames();
+  const translating = (await translationLanguages()).available;
+  if (!ctx.alive()) return;
 
   function draw() {
     const meta = h("p.meta", {}, when(item.createdAt),
@@ -221,11 +258,14 @@ async function renderOne(root, ctx, id) {
     const by = h("span.author");
     meta.append(by);
     if (item.kind === "company") names(item.authorId).then((name) => { if (name) by.textContent = " · " + t("notices.by", { name }); });
-    const children = [
-      h("div.notice-head", {}, h("h1", {}, item.title), ...badges(item)),
-      meta,
-      richText(item.body, "div.text.notice-body"),
-    ];
+    const heading = h("h1", {}, item.title);
+    const head = h("div.notice-head", {}, heading, ...badges(item));
+    const body = richText(item.body, "div.text.notice-body");
+    const children = [head, meta, body];
+    if (translating) {
+      children.push(translateNotice(item, { id: "notice-translate", title: heading, text: body,
+        makeText: (text) => richText(text, "div.text.notice-body"), markAfter: meta }));
+    }
     if (ctx.isAdmin && item.kind === "company") {
       const edit = h("button.secondary", { type: "button", id: "notice-edit" }, t("admin.edit"));
       const remove = h("button.secondary.danger", { type: "button", id: "notice-delete" }, t("notices.delete"));
