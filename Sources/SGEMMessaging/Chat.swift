@@ -102,6 +102,11 @@ struct Message: Sendable, Equatable {
 
     var eventData: JSONValue { ["message": json] }
 
+    /// The message as the translation module reads it.
+    var readable: ReadableMessage {
+        ReadableMessage(id: id, chatID: chatID, senderID: senderID, body: deleted ? nil : body, json: json)
+    }
+
     /// Appends the same JSON as `json` straight to `out`, without building the value first: a
     /// page of history is fifty of these, and the tree cost more than the text.
     func write(into out: inout [UInt8], times: inout TimeText, translation: MessageTranslation? = nil) {

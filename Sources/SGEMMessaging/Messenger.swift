@@ -407,8 +407,12 @@ struct StoredChatAccess: ChatAccess, MessageLookup {
             guard let m = try MessagingRepository.message(id, in: db), try MessagingRepository.isMember(reader, of: m.chatID, in: db) else {
                 return nil
             }
-            return ReadableMessage(id: m.id, chatID: m.chatID, senderID: m.senderID, body: m.deleted ? nil : m.body)
+            return m.readable
         }
+    }
+
+    func message(_ id: Int64) async throws -> ReadableMessage? {
+        try await store.read { db in try MessagingRepository.message(id, in: db)?.readable }
     }
 
     func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool {
