@@ -193,9 +193,11 @@ public enum Application {
     /// unparsed, so it sees its own options.
     static func runAdmin(_ words: [String], configuration: Configuration, io: any CommandIO) async throws {
         let lazy = LazyStore(configuration: configuration)
-        let context = CommandModuleContext(configuration: configuration, openStore: { try await lazy.get() })
+        let ordered = try bootOrder(modules(configuration: configuration))
+        let context = CommandModuleContext(configuration: configuration, openStore: { try await lazy.get() },
+                                           declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings))
         var registry = CommandRegistry()
-        for module in try bootOrder(modules(configuration: configuration)) {
+        for module in ordered {
             module.registerCommands(&registry, context: context)
         }
         defer { Task { await lazy.close() } }

@@ -7,6 +7,7 @@ import SGEMMessaging
 import SGEMNotices
 import SGEMRealtime
 import SGEMSystem
+import SGEMTranslation
 
 /// The one place that lists sgem-server's modules, the benchmark module included (it joins the
 /// server only with `--bench-module`). Order matters only as a tie-break after dependencies;
@@ -19,6 +20,7 @@ func allModules() -> [any Module] {
         HolidaysModule(),
         MessagingModule(),
         RealtimeModule(),
+        TranslationModule(),
         BenchModule(),
     ]
     // The console lists every module's screens; they are known before anything boots.

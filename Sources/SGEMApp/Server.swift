@@ -136,7 +136,8 @@ public final class RunningServer: Sendable {
         for (_, runtime) in runtimes { runtime.registerRoutes(api, root: root) }
 
         var commands = CommandRegistry()
-        let commandContext = CommandModuleContext(configuration: configuration, openStore: { store })
+        let commandContext = CommandModuleContext(configuration: configuration, openStore: { store },
+                                                  declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings))
         for module in ordered { module.registerCommands(&commands, context: commandContext) }
 
         // The routes are frozen here: nothing registers a route once the server can answer.

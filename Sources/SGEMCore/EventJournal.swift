@@ -15,6 +15,28 @@ public enum EventAudience: Sendable, Equatable {
     /// Exactly these users (a chat's members when it was deleted; the remaining members and the
     /// removed one for `member.removed`), each still checked to be an active account.
     case users([Int64])
+    /// These users while they are members of this chat (a message's translation, sent only to
+    /// the readers who asked for that language): checked against membership at delivery and replay.
+    case chatMembers(chat: Int64, users: [Int64])
+    /// One user and whoever is an active admin at delivery (and at replay): a holiday request's
+    /// changes, judged by the reader's current role.
+    case userAndAdmins(Int64)
+
+    /// Whether judging this audience needs the reader's current chats.
+    public var needsChats: Bool {
+        switch self {
+        case .chat, .chatMembers: true
+        default: false
+        }
+    }
+
+    /// Whether judging this audience needs the current admins.
+    public var needsAdmins: Bool {
+        switch self {
+        case .admins, .userAndAdmins: true
+        default: false
+        }
+    }
 }
 
 /// Who may see a chat's events; implemented by the messaging module, consulted by the realtime

@@ -117,12 +117,15 @@ public struct CommandModuleContext: Sendable {
     /// system module's `EventJournal` for `notices post`), registered by `registerCommands` in
     /// boot order; resolve them when a verb runs.
     public let services: ServiceRegistry
+    /// Every module's runtime settings, for the verbs that show or change them.
+    public let declaredRuntimeSettings: [RuntimeSetting]
 
     public init(configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store,
-                services: ServiceRegistry = ServiceRegistry()) {
+                services: ServiceRegistry = ServiceRegistry(), declaredRuntimeSettings: [RuntimeSetting] = []) {
         self.configuration = configuration
         self.openStore = openStore
         self.services = services
+        self.declaredRuntimeSettings = declaredRuntimeSettings
     }
 }
 

@@ -129,12 +129,15 @@ public struct ReadableMessage: Sendable, Equatable {
     public let senderID: Int64
     /// nil once the message was deleted.
     public let body: String?
+    /// The contract's message object, as `message.*` events carry it.
+    public let json: JSONValue
 
-    public init(id: Int64, chatID: Int64, senderID: Int64, body: String?) {
+    public init(id: Int64, chatID: Int64, senderID: Int64, body: String?, json: JSONValue) {
         self.id = id
         self.chatID = chatID
         self.senderID = senderID
         self.body = body
+        self.json = json
     }
 }
 
@@ -143,6 +146,8 @@ public struct ReadableMessage: Sendable, Equatable {
 public protocol MessageLookup: Sendable {
     /// The message with `id` when `reader` is a member of its chat now; nil otherwise.
     func message(_ id: Int64, readableBy reader: Int64) async throws -> ReadableMessage?
+    /// The message with `id`, whoever asks (the background translator); nil when there is none.
+    func message(_ id: Int64) async throws -> ReadableMessage?
     /// Whether `user` is a member of chat `chatID` now.
     func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool
     /// The members of chat `chatID` now, among `userIDs`.

@@ -111,7 +111,6 @@ struct HolidayBook: Sendable {
         try HolidayBook.checkDates(draft)
         let settings = try await self.settings()
         let today = today(settings)
-        let audience = try await audience(for: userID)
         let language = try await language(of: userID)
         let now = clock.now()
         let (journal, notices) = (self.journal, self.notices)
@@ -142,7 +141,7 @@ struct HolidayBook: Sendable {
             let id = try HolidaysRepository.insertRequest(HolidaysRepository.NewRequest(
                 userID: userID, type: type, start: draft.start, end: draft.end, halfStart: draft.halfStart, halfEnd: draft.halfEnd,
                 perYear: perYear, status: status, note: draft.note, createdAt: now), in: db)
-            return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, audience: audience, language: language,
+            return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, language: language,
                                                 notices: notices, journal: journal, in: db)
         }
         journal.didCommit()
@@ -164,14 +163,14 @@ struct HolidayBook: Sendable {
     /// change in `db`'s transaction, and returns the request as it now is. The one path every
     /// change takes, so none can happen without the others.
     static func recordChange(_ id: Int64, from: HolidayStatus?, to: HolidayStatus, by actor: Int64, note: String?, at time: Timestamp,
-                             audience: [Int64], language: String, notices: any NoticePublisher, journal: any EventJournal,
+                             language: String, notices: any NoticePublisher, journal: any EventJournal,
                              in db: Database) throws -> HolidayRequest {
         try HolidaysRepository.appendHistory(requestID: id, HistoryEntry(from: from, to: to, byUserID: actor, at: time, note: note), in: db)
         guard let request = try HolidaysRepository.request(id: id, in: db) else { throw APIError.notFound("no such request") }
         let (title, body) = noticeText(request, from: from, note: note, language: language)
         _ = try notices.publish(PersonalNotice(kind: "holiday", recipientID: request.userID, title: title, body: body,
                                                authorID: actor == request.userID ? nil : actor), in: db)
-        _ = try journal.append(RealtimeEvent(type: "holiday.updated", audience: .users(audience), data: [
+        _ = try journal.append(RealtimeEvent(type: "holiday.updated", audience: .userAndAdmins(request.userID), data: [
             "request": request.json, "from": from.map { .string($0.rawValue) } ?? .null, "to": .string(to.rawValue),
         ]), in: db)
         return request
@@ -212,13 +211,6 @@ struct HolidayBook: Sendable {
         try await directory?.user(id: userID)?.language ?? "en"
     }
 
-    /// Who sees a request's events: its employee and the active admins (who may act on it).
-    func audience(for userID: Int64) async throws -> [Int64] {
-        var ids = [userID]
-        for admin in try await directory?.activeAdminIDs() ?? [] where admin != userID { ids.append(admin) }
-        return ids
-    }
-
     /// One request, for its owner or an admin; 404 for anyone else (it is not theirs to know of).
     func request(_ id: Int64, viewer: AuthenticatedUser) async throws -> HolidayRequest {
         guard let request = try await store.read({ db in try HolidaysRepository.request(id: id, in: db) }),
@@ -256,8 +248,7 @@ struct HolidayBook: Sendable {
             }
             let decision = action != .cancel
             try HolidaysRepository.setStatus(id: id, to: next, decidedBy: decision ? actor.id : nil, at: now, note: decision ? note : nil, in: db)
-            let audience = [current.userID] + admins.filter { $0 != current.userID }
-            return try HolidayBook.recordChange(id, from: current.status, to: next, by: actor.id, note: note, at: now, audience: audience,
+            return try HolidayBook.recordChange(id, from: current.status, to: next, by: actor.id, note: note, at: now,
                                                 language: language,
                                                 notices: notices, journal: journal, in: db)
         }

@@ -102,9 +102,14 @@ struct Message: Sendable, Equatable {
 
     var eventData: JSONValue { ["message": json] }
 
+    /// The message as the translation module reads it.
+    var readable: ReadableMessage {
+        ReadableMessage(id: id, chatID: chatID, senderID: senderID, body: deleted ? nil : body, json: json)
+    }
+
     /// Appends the same JSON as `json` straight to `out`, without building the value first: a
     /// page of history is fifty of these, and the tree cost more than the text.
-    func write(into out: inout [UInt8], times: inout TimeText) {
+    func write(into out: inout [UInt8], times: inout TimeText, translation: MessageTranslation? = nil) {
         func key(_ k: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)) }
         func number(_ n: Int64) { out.append(contentsOf: String(n).utf8) }
         key(#"{"id":"#); number(id)
@@ -123,18 +128,25 @@ struct Message: Sendable, Equatable {
         key(#","editedAt":"#)
         if let editedAt { JSONValue.writeString(times.rfc3339(editedAt), into: &out) } else { key("null") }
         key(#","deleted":"#); key(deleted ? "true" : "false")
+        if let translation, !deleted {
+            key(#","translation":{"text":"#); JSONValue.writeString(translation.text, into: &out)
+            key(#","source":"#); JSONValue.writeString(translation.source, into: &out)
+            key(#","target":"#); JSONValue.writeString(translation.target, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
         out.append(UInt8(ascii: "}"))
     }
 
     /// `{"items": [...]}` of `messages`, as bytes.
-    static func page(_ messages: [Message]) -> [UInt8] {
+    /// `{"items": [...]}` of `messages`, each with its `translation` for this reader when there is one.
+    static func page(_ messages: [Message], translations: [Int64: MessageTranslation] = [:]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + messages.count * 256)
         var times = TimeText()
         out.append(contentsOf: #"{"items":["#.utf8)
         for (i, message) in messages.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            message.write(into: &out, times: &times)
+            message.write(into: &out, times: &times, translation: translations.isEmpty ? nil : translations[message.id])
         }
         out.append(contentsOf: "]}".utf8)
         return out

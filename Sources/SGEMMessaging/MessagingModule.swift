@@ -4,7 +4,7 @@ import SGEMStore
 import SGEMSupport
 
 /// The `messaging` module: contacts, direct and group chats, messages, read markers, mentions,
-/// search. Publishes `ChatAccess` for the realtime hub; every change records its realtime event
+/// search. Publishes `ChatAccess` for the realtime hub and `MessageLookup` for translation; every change records its realtime event
 /// in the system module's journal, in the change's own transaction.
 public struct MessagingModule: Module {
     public let id: ModuleID = "messaging"
@@ -29,8 +29,10 @@ public struct MessagingModule: Module {
         guard let directory = context.services.resolve((any UserDirectory).self) else {
             throw MessagingError(message: "module 'messaging' needs the user directory of module 'accounts'")
         }
-        context.services.register((any ChatAccess).self, StoredChatAccess(store: context.store))
-        let messenger = Messenger(store: context.store, journal: journal, directory: directory)
+        let access = StoredChatAccess(store: context.store)
+        context.services.register((any ChatAccess).self, access)
+        context.services.register((any MessageLookup).self, access)
+        let messenger = Messenger(store: context.store, journal: journal, directory: directory, services: context.services)
         return MessagingRuntime(messenger: messenger, services: context.services, logger: context.logger)
     }
 }

@@ -10,6 +10,9 @@ struct Messenger: Sendable {
     let store: Store
     let journal: any EventJournal
     let directory: any UserDirectory
+    /// The translation module's view of who reads which chat translated; resolved per page, so
+    /// messaging runs the same without it.
+    var services: ServiceRegistry? = nil
 
     // MARK: Reading chats
 
@@ -215,7 +218,10 @@ struct Messenger: Sendable {
             try MessagingRepository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit, in: db)
         }
         guard let found else { throw Messenger.noSuchChat }
-        return Message.page(found)
+        guard let translator = services?.resolve((any ChatTranslations).self) else { return Message.page(found) }
+        let readable = found.compactMap { m in m.deleted ? nil : m.body.map { (id: m.id, body: $0) } }
+        let translations = readable.isEmpty ? [:] : await translator.translations(reader: viewer, chatID: id, messages: readable)
+        return Message.page(found, translations: translations)
     }
 
     /// Posts a message; durable when this returns. The same `clientID` from the same sender in
@@ -387,10 +393,35 @@ struct Messenger: Sendable {
 }
 
 /// `ChatAccess` for the realtime hub: membership as it is in the store now.
-struct StoredChatAccess: ChatAccess {
+struct StoredChatAccess: ChatAccess, MessageLookup {
     let store: Store
 
     func chatIDs(of userID: Int64) async throws -> Set<Int64> {
         try await store.read { db in try MessagingRepository.chatIDs(of: userID, in: db) }
+    }
+
+    // MessageLookup, for the translation module.
+
+    func message(_ id: Int64, readableBy reader: Int64) async throws -> ReadableMessage? {
+        try await store.read { db -> ReadableMessage? in
+            guard let m = try MessagingRepository.message(id, in: db), try MessagingRepository.isMember(reader, of: m.chatID, in: db) else {
+                return nil
+            }
+            return m.readable
+        }
+    }
+
+    func message(_ id: Int64) async throws -> ReadableMessage? {
+        try await store.read { db in try MessagingRepository.message(id, in: db)?.readable }
+    }
+
+    func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool {
+        try await store.read { db in try MessagingRepository.isMember(user, of: chatID, in: db) }
+    }
+
+    func members(of chatID: Int64, among userIDs: [Int64]) async throws -> Set<Int64> {
+        guard !userIDs.isEmpty else { return [] }
+        let all = try await store.read { db in try MessagingRepository.chat(chatID, in: db)?.memberIDs ?? [] }
+        return Set(all).intersection(userIDs)
     }
 }

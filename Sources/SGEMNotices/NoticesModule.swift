@@ -31,6 +31,7 @@ public struct NoticesModule: Module {
         }
         let board = NoticeBoard(store: context.store, journal: journal, directory: context.services.resolve((any UserDirectory).self))
         context.services.register((any NoticePublisher).self, BoardPublisher(journal: journal))
+        context.services.register((any NoticeLookup).self, BoardLookup(store: context.store))
         return NoticesRuntime(board: board, services: context.services, logger: context.logger)
     }
 
@@ -47,5 +48,15 @@ struct NoticesRuntime: ModuleRuntime {
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         NoticesRoutes(board: board, services: services, logger: logger).register(routes)
+    }
+}
+
+/// `NoticeLookup` for the translation module: a notice only when the reader may see it.
+struct BoardLookup: NoticeLookup {
+    let store: Store
+
+    func notice(_ id: Int64, visibleTo reader: Int64) async throws -> ReadableNotice? {
+        try await store.read { db in try NoticesRepository.notice(id, viewer: reader, in: db) }
+            .map { ReadableNotice(id: $0.id, title: $0.title, body: $0.body) }
     }
 }

@@ -187,7 +187,7 @@ final class RealtimeHub: Sendable {
             var admins: Set<Int64>?
             for recorded in batch {
                 try Task.checkCancellation()
-                if recorded.event.audience == .admins, admins == nil {
+                if recorded.event.audience.needsAdmins, admins == nil {
                     admins = Set(try await directory?.activeAdminIDs() ?? [])
                 }
                 try await deliver(recorded, admins: admins ?? [])
@@ -201,7 +201,7 @@ final class RealtimeHub: Sendable {
     func deliver(_ recorded: RecordedEvent, admins: Set<Int64>) async throws {
         let event = recorded.event
         invalidateChats(for: recorded)
-        if case .chat = event.audience { try await loadChats() }
+        if event.audience.needsChats { try await loadChats() }
         let message = PreparedMessage(text: RealtimeHub.frame(recorded))
         let slow: [WebSocket] = state.withLock { s in
             defer { s.cursor = recorded.id }
@@ -248,7 +248,8 @@ final class RealtimeHub: Sendable {
         switch recorded.event.audience {
         case let .user(id): users.append(id)
         case let .users(ids): users += ids
-        case .chat, .everyone, .admins:
+        case let .userAndAdmins(id): users.append(id)
+        case .chat, .chatMembers, .everyone, .admins:
             state.withLock { $0.chats.removeAll() }
             return
         }
@@ -287,6 +288,8 @@ final class RealtimeHub: Sendable {
         case .admins: isAdmin
         case let .chat(id): chats.contains(id)
         case let .users(ids): ids.contains(user)
+        case let .chatMembers(chat, ids): chats.contains(chat) && ids.contains(user)
+        case let .userAndAdmins(id): id == user || isAdmin
         }
     }
 

@@ -42,6 +42,14 @@ public struct MigrationList: Sendable {
     /// The ids, in order.
     public var ids: [String] { migrations.map(\.id) }
 
+    /// The migrations before `id` (all of them when it is not listed): a database as an older
+    /// release left it, for testing the migrations that follow.
+    public func before(_ id: String) -> MigrationList {
+        var list = MigrationList()
+        list.migrations = Array(migrations.prefix { $0.id != id })
+        return list
+    }
+
     /// Throws `.invalidMigrationID` for the first malformed or repeated id.
     public func validate() throws {
         var seen = Set<String>()

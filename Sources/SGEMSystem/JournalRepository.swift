@@ -21,6 +21,31 @@ struct JournalRepository: Sendable {
             );
             CREATE INDEX system_events_created ON system_events (created_at);
             """)
+        // Two audiences judged at delivery: `chat_users` (these users while members of the chat)
+        // and `user_admins` (one user and the admins of the moment). SQLite cannot change a CHECK
+        // in place, so the table is rebuilt; the AUTOINCREMENT counter moves with it, so ids
+        // never go back even when retention had emptied the table.
+        migrations.add("system.005_event_audiences", sql: """
+            CREATE TABLE system_events_new (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                type TEXT NOT NULL,
+                audience_kind TEXT NOT NULL
+                    CHECK (audience_kind IN ('everyone', 'user', 'admins', 'chat', 'users', 'chat_users', 'user_admins')),
+                audience_id INTEGER,
+                audience_users TEXT,
+                data TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                CHECK ((audience_kind IN ('user', 'chat', 'chat_users', 'user_admins')) = (audience_id IS NOT NULL)),
+                CHECK ((audience_kind IN ('users', 'chat_users')) = (audience_users IS NOT NULL))
+            );
+            INSERT INTO system_events_new (id, type, audience_kind, audience_id, audience_users, data, created_at)
+                SELECT id, type, audience_kind, audience_id, audience_users, data, created_at FROM system_events;
+            DELETE FROM sqlite_sequence WHERE name = 'system_events_new';
+            INSERT INTO sqlite_sequence (name, seq) SELECT 'system_events_new', seq FROM sqlite_sequence WHERE name = 'system_events';
+            DROP TABLE system_events;
+            ALTER TABLE system_events_new RENAME TO system_events;
+            CREATE INDEX system_events_created ON system_events (created_at);
+            """)
     }
 
     /// Inserts one event in `db`'s transaction and returns its id.
@@ -78,6 +103,8 @@ struct JournalRepository: Sendable {
         case .admins: ("admins", nil, nil)
         case let .chat(id): ("chat", id, nil)
         case let .users(ids): ("users", nil, ids.map(String.init).joined(separator: ","))
+        case let .chatMembers(chat, ids): ("chat_users", chat, ids.map(String.init).joined(separator: ","))
+        case let .userAndAdmins(id): ("user_admins", id, nil)
         }
     }
 
@@ -88,6 +115,8 @@ struct JournalRepository: Sendable {
         case let ("user"?, id?): .user(id)
         case let ("chat"?, id?): .chat(id)
         case ("users"?, _): users.map { .users($0.split(separator: ",").compactMap { Int64($0) }) }
+        case let ("chat_users"?, chat?): users.map { .chatMembers(chat: chat, users: $0.split(separator: ",").compactMap { Int64($0) }) }
+        case let ("user_admins"?, id?): .userAndAdmins(id)
         default: nil
         }
     }

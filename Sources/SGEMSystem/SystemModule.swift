@@ -55,9 +55,8 @@ public struct SystemModule: Module {
         let store = context.store
         context.metrics.gauge("sgem_store_database_bytes", help: "Size of the database file, WAL excluded.")
             .sample { Double(fileSize(store.path)) }
-        let repository = SystemRepository(store: store)
         context.services.register((any RuntimeSettings).self,
-                                  StoredRuntimeSettings(repository: repository, declared: context.declaredRuntimeSettings))
+                                  StoredRuntimeSettings(openStore: { store }, declared: context.declaredRuntimeSettings))
         context.services.register((any EventJournal).self, StoredEventJournal(store: { store }))
         // One outbound HTTP client for every module (translation providers, feeds): its own
         // threads, bounded connections per origin, never the event loops.
@@ -73,6 +72,8 @@ public struct SystemModule: Module {
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         // Verbs that record a change record its event in the same journal the server uses.
         context.services.register((any EventJournal).self, StoredEventJournal(store: context.openStore))
+        context.services.register((any RuntimeSettings).self,
+                                  StoredRuntimeSettings(openStore: context.openStore, declared: context.declaredRuntimeSettings))
         let version = self.version
         commands.register(Command("status", summary: "show the database, its migrations and the server's version",
                                   options: [.flag("json", "print JSON")]) { args, ctx in

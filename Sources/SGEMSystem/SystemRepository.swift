@@ -61,8 +61,13 @@ struct SystemRepository: Sendable {
 /// `RuntimeSettings` over `system_runtime_settings`: read from the store each time (admins and
 /// the CLI may change a value while the server runs), checked against the modules' declarations.
 struct StoredRuntimeSettings: RuntimeSettings {
-    let repository: SystemRepository
+    /// The store, opened on first use by the command line.
+    let openStore: @Sendable () async throws -> Store
     let declared: [RuntimeSetting]
+
+    private var repository: SystemRepository {
+        get async throws { SystemRepository(store: try await openStore()) }
+    }
 
     private func declaration(_ key: String) throws -> RuntimeSetting {
         guard let setting = declared.first(where: { $0.key == key }) else { throw RuntimeSettingError.unknown(key) }

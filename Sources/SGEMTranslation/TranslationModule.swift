@@ -1,13 +1,111 @@
 import SGEMCore
 import SGEMHTTP
+import SGEMShell
 import SGEMStore
 import SGEMSupport
 
-/// The `translation` module: providers chosen at run time, a cache, translating messages and
-/// notices on request, and chats shown in the reader's language as messages arrive.
+/// The `translation` module: providers chosen by admins at run time (LibreTranslate, DeepL,
+/// Yandex v1.5, none) behind a cache; messages, notices and any text translated on request;
+/// chats shown in the reader's language as messages arrive. Publishes `ChatTranslations` for
+/// messaging's lists; reads messages and notices through the `MessageLookup` and `NoticeLookup`
+/// those modules publish, so it depends on none of them.
 public struct TranslationModule: Module {
     public let id: ModuleID = "translation"
     public var dependencies: [ModuleID] { ["system", "accounts"] }
 
+    /// The cache's bound; the least recently used translations go first past it.
+    static let cacheMegabytes = Setting("translation-cache-mb", .int(1...65_536), default: "64",
+                                        "megabytes of translations kept in the database's cache (least recently used go first)")
+    /// Translation requests one person may make in a minute.
+    static let perMinute = Setting("translation-per-minute", .int(1...100_000), default: "60",
+                                   "translations one person may ask for in a minute (429 past it)")
+
     public init() {}
+
+    public var settings: [Setting] { [TranslationModule.cacheMegabytes, TranslationModule.perMinute] }
+
+    public var runtimeSettings: [RuntimeSetting] {
+        [
+            RuntimeSetting(TranslationDesk.providerKey, default: "libretranslate",
+                           "which provider translates: libretranslate, deepl, yandex or none",
+                           check: { ProviderSettings.names.contains($0) ? nil : "must be libretranslate, deepl, yandex or none" }),
+            RuntimeSetting(TranslationDesk.urlKey, default: "", "the provider's address (LibreTranslate: required; DeepL, Yandex: empty for their own)",
+                           check: { TranslationRoutes.urlProblem($0) }),
+            RuntimeSetting(TranslationDesk.apiKeyKey, secret: true, "the provider's API key (write-only)",
+                           check: { $0.isEmpty || $0.utf8.count > 512 || $0.contains(where: \.isNewline) ? "must be 1 to 512 characters on one line" : nil }),
+            RuntimeSetting(TranslationDesk.timeoutKey, default: "10000", "milliseconds to wait for the provider (500 to 60000)",
+                           check: { Int($0).map { (500...60_000).contains($0) } == true ? nil : "must be a whole number from 500 to 60000" }),
+        ]
+    }
+
+    public func registerMigrations(_ migrations: inout MigrationList) {
+        TranslationRepository.registerMigrations(&migrations)
+    }
+
+    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
+        TranslationCommands(context: context).register(&commands)
+    }
+
+    /// Publishes `ChatTranslations`; needs the system module's runtime settings and journal.
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        guard let settings = context.runtimeSettings, let journal = context.services.resolve((any EventJournal).self) else {
+            throw TranslationError(message: "module 'translation' needs the runtime settings and event journal of module 'system'")
+        }
+        let metrics = TranslationMetrics(context.metrics)
+        let desk = TranslationDesk(store: context.store, settings: settings, client: context.services.resolve(HTTPClient.self),
+                                   logger: context.logger, metrics: metrics)
+        let chats = ChatTranslator(desk: desk, store: context.store, journal: journal, services: context.services, logger: context.logger)
+        try await chats.load()
+        context.services.register((any ChatTranslations).self, chats)
+        let megabytes = context.configuration.int(TranslationModule.cacheMegabytes)
+        let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute))
+        return TranslationRuntime(desk: desk, chats: chats, registry: context.services, limiter: limiter,
+                                  cacheBytes: megabytes * 1024 * 1024, logger: context.logger)
+    }
+}
+
+struct TranslationRuntime: ModuleRuntime {
+    let desk: TranslationDesk
+    let chats: ChatTranslator
+    let registry: ServiceRegistry
+    let limiter: TranslationLimiter
+    let cacheBytes: Int
+    let logger: Logger
+
+    static let evictionInterval: Duration = .seconds(300)
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        TranslationRoutes(desk: desk, chats: chats, services: registry, limiter: limiter).register(routes)
+    }
+
+    var services: [any ModuleService] {
+        let (store, bound) = (desk.store, cacheBytes)
+        return [
+            ChatTranslationService(translator: chats),
+            PeriodicJob(name: "translation.cache", every: TranslationRuntime.evictionInterval, logger: logger) {
+                _ = try await TranslationRuntime.evict(store, bound: bound)
+            },
+        ]
+    }
+
+    /// Removes the least recently used translations until the cache holds at most 90 % of
+    /// `bound` bytes (when it held more than `bound`); returns how many went.
+    static func evict(_ store: Store, bound: Int) async throws -> Int {
+        var removed = 0
+        var size = try await store.read { db in try TranslationRepository.size(in: db) }
+        guard size.bytes > bound else { return 0 }
+        while size.bytes > bound * 9 / 10, size.entries > 0 {
+            let average = max(1, size.bytes / max(1, size.entries))
+            let batch = min(5_000, max(1, (size.bytes - bound * 9 / 10) / average + 1))
+            removed += try await store.write { db in try TranslationRepository.evictOldest(batch, in: db) }
+            size = try await store.read { db in try TranslationRepository.size(in: db) }
+        }
+        return removed
+    }
+}
+
+/// A server assembled without what translation needs (a bug in the module list).
+struct TranslationError: Error, Sendable, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

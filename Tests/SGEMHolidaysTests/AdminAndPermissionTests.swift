@@ -215,7 +215,7 @@ struct AdminAndPermissionTests {
             let events = try await journal.events(after: before, limit: 100).filter { $0.event.type == "holiday.updated" }
             #expect(events.count == 2)
             for e in events {
-                #expect(e.event.audience == .users([o.userID("ana"), o.userID("boss")]))
+                #expect(e.event.audience == .userAndAdmins(o.userID("ana")))
                 #expect(e.event.data["request"]?["id"]?.int64 == id)
             }
             #expect(events.last?.event.data["to"]?.stringValue == "approved" && events.last?.event.data["from"]?.stringValue == "pending")
@@ -254,7 +254,7 @@ struct AdminAndPermissionTests {
             await #expect(throws: Boom.self) {
                 try await o.store.write { db in
                     try HolidaysRepository.setStatus(id: id, to: .approved, decidedBy: 1, at: .now(), note: nil, in: db)
-                    _ = try HolidayBook.recordChange(id, from: .pending, to: .approved, by: 1, note: nil, at: .now(), audience: [1],
+                    _ = try HolidayBook.recordChange(id, from: .pending, to: .approved, by: 1, note: nil, at: .now(),
                                                      language: "en", notices: notices, journal: journal, in: db)
                     throw Boom()
                 }

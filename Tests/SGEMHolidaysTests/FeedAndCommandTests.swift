@@ -139,7 +139,7 @@ struct FeedAndCommandTests {
         await office.stop()
     }
 
-    @Test("holiday.updated reaches the employee and the admins, live and on replay, and nobody else")
+    @Test("holiday.updated reaches the employee and the admins, live and on replay, and nobody else; replay judges the role of now")
     func realtime() async throws {
         try await Office.with { o in
             let journal = try o.journal()
@@ -182,6 +182,17 @@ struct FeedAndCommandTests {
                 var replayed: [String] = []
                 for _ in 0..<2 { replayed += try await types(client) }
                 #expect(replayed.filter { $0 == "holiday.updated" }.count == expected, "\(who)")
+                client.close()
+            }
+            // Replay judges the reader's role as it is now: bob, promoted, gets them; boss, demoted, no longer.
+            try await o.expect(200, "PATCH", "/admin/users/\(o.userID("bob"))", as: "boss", ["role": "admin"])
+            try await o.expect(200, "PATCH", "/admin/users/\(o.userID("boss"))", as: "bob", ["role": "employee"])
+            try await marker()
+            for (who, expected) in [("bob", 2), ("boss", 0), ("ana", 2)] {
+                let client = try await stream(who, since: start)
+                var replayed: [String] = []
+                for _ in 0..<3 { replayed += try await types(client) }
+                #expect(replayed.filter { $0 == "holiday.updated" }.count == expected, "\(who) after the role change")
                 client.close()
             }
         }

@@ -159,3 +159,29 @@ func sortedKeys(_ value: JSONValue) -> JSONValue {
     default: value
     }
 }
+
+@Suite("Event journal: the audience migration")
+struct EventAudienceMigrationTests {
+    @Test("rebuilding the table keeps every event and its id, and ids keep growing even when retention had emptied it",
+          arguments: [false, true])
+    func rebuildKeepsIDs(emptied: Bool) async throws {
+        let dir = TempDir()
+        let store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "test"))
+        var all = MigrationList()
+        SystemModule(version: "test").registerMigrations(&all)
+        _ = try await store.migrate(all.before("system.005_event_audiences"))
+        let journal = StoredEventJournal(store: { store })
+        let ids = try await store.write { db in try (1...5).map { try journal.append(EventJournalTests.notice($0), in: db) } }
+        if emptied { _ = try await journal.removeEvents(recordedBefore: Timestamp(milliseconds: Timestamp.now().milliseconds + 1000)) }
+        #expect(try await store.migrate(all) == ["system.005_event_audiences"])
+        #expect(try await journal.events(after: 0, limit: 10).map(\.id) == (emptied ? [] : ids))
+        #expect(try await journal.lastEventID() == ids.last)
+        let audiences: [EventAudience] = [.chatMembers(chat: 3, users: [1, 2]), .userAndAdmins(4)]
+        let next = try await store.write { db in
+            try audiences.map { try journal.append(RealtimeEvent(type: "t", audience: $0, data: [:]), in: db) }
+        }
+        #expect(next.first == ids.last! + 1)
+        #expect(try await journal.events(after: ids.last!, limit: 10).map(\.event.audience) == audiences)
+        await store.close()
+    }
+}

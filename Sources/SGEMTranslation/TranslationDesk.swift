@@ -1,0 +1,239 @@
+import SGEMCore
+import SGEMHTTP
+import SGEMStore
+import SGEMSupport
+import Synchronization
+
+/// The translation module's service: the configured provider behind the cache. Every caller —
+/// the routes, the chat worker, the admin's "test connection" — goes through `translate`, so the
+/// cache, the same-language shortcut, the shield for mentions, links and code, and the
+/// coalescing of identical calls apply everywhere.
+final class TranslationDesk: Sendable {
+    /// A translation and how it was obtained.
+    struct Outcome: Sendable, Equatable {
+        var text: String
+        var source: String
+        var target: String
+        var provider: String
+        var cached: Bool
+        /// True when the text was already in the target language (no provider call was made
+        /// for it, or the provider said so): `text` is the original.
+        var sameLanguage: Bool { source == target }
+    }
+
+    let store: Store
+    let settings: any RuntimeSettings
+    let client: HTTPClient?
+    let logger: Logger
+    let metrics: TranslationMetrics
+    /// Calls under way, by cache key: a second caller for the same text waits for the first.
+    private let inflight = Mutex<[String: Task<Outcome, any Error>]>([:])
+    /// The provider configuration, read from the store at most once a second (the command line
+    /// may change it from another process); dropped at once when the API changes it.
+    private let configured = Mutex<(settings: ProviderSettings, at: UInt64)?>(nil)
+    /// The languages of the configured provider, asked once an hour.
+    private let languageList = Mutex<(settings: ProviderSettings, at: UInt64, list: [TranslationLanguage])?>(nil)
+
+    init(store: Store, settings: any RuntimeSettings, client: HTTPClient?, logger: Logger, metrics: TranslationMetrics) {
+        self.store = store
+        self.settings = settings
+        self.client = client
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    // MARK: Configuration
+
+    static let providerKey = "translation.provider"
+    static let urlKey = "translation.url"
+    static let apiKeyKey = "translation.api_key"
+    static let timeoutKey = "translation.timeout_ms"
+
+    /// The provider settings as stored now.
+    func providerSettings() async throws -> ProviderSettings {
+        let now = MonotonicClock.nanoseconds()
+        if let c = configured.withLock({ $0 }), now - c.at < 1_000_000_000 { return c.settings }
+        let provider = try await settings.value(TranslationDesk.providerKey) ?? "none"
+        let url = try await settings.value(TranslationDesk.urlKey) ?? ""
+        let key = try await settings.value(TranslationDesk.apiKeyKey)
+        let timeout = Int(try await settings.value(TranslationDesk.timeoutKey) ?? "") ?? 10_000
+        let value = ProviderSettings(provider: provider, url: url, apiKey: key, timeout: .milliseconds(timeout))
+        configured.withLock { $0 = (value, now) }
+        return value
+    }
+
+    /// Forgets the remembered configuration (the API just changed it).
+    func settingsChanged() {
+        configured.withLock { $0 = nil }
+        languageList.withLock { $0 = nil }
+    }
+
+    /// Why translation cannot run with `s`, in words; nil when it can.
+    static func missing(_ s: ProviderSettings) -> String? {
+        switch s.provider {
+        case "none": "Translation is switched off. An admin can choose a provider in Settings."
+        case "libretranslate" where s.url.isEmpty: "Translation is not set up yet: an admin needs to enter the LibreTranslate server's address in Settings."
+        case "deepl" where (s.apiKey ?? "").isEmpty: "Translation is not set up yet: DeepL needs an API key, which an admin can enter in Settings."
+        case "yandex" where (s.apiKey ?? "").isEmpty: "Translation is not set up yet: Yandex needs an API key, which an admin can enter in Settings."
+        default: nil
+        }
+    }
+
+    /// The translator for `s`; `translation_disabled` when it is not usable.
+    func translator(_ s: ProviderSettings) throws(TranslationFailure) -> any Translator {
+        if let problem = TranslationDesk.missing(s) { throw TranslationFailure(.translationDisabled, problem) }
+        guard let client else { throw TranslationFailure(.providerUnavailable, "The server has no outbound HTTP client.") }
+        return Providers.translator(for: s, client: client)
+    }
+
+    // MARK: Translating
+
+    /// Translates `text` into `target` (from `source`, or the language the provider detects):
+    /// from the cache when it can, with no call at all when the text is known to be in the
+    /// target language already or has no words, else through the provider, whose answer is
+    /// cached before this returns.
+    func translate(_ text: String, source: String?, target: String) async throws -> Outcome {
+        let s = try await providerSettings()
+        let translator = try translator(s)
+        let provider = s.provider
+        if let source, source == target {
+            return Outcome(text: text, source: source, target: target, provider: provider, cached: false)
+        }
+        let shield = TextShield(text)
+        if !shield.hasWords {
+            return Outcome(text: text, source: target, target: target, provider: provider, cached: false)
+        }
+        let key = TranslationDesk.key(provider: provider, source: source ?? "auto", target: target, text: text)
+        let textKey = TranslationDesk.key(provider: provider, source: "", target: "", text: text)
+        let now = Timestamp.now()
+        let known = try await store.read { db -> (TranslationRepository.Entry?, String?) in
+            if let hit = try TranslationRepository.cached(key, in: db) { return (hit, nil) }
+            return (nil, source == nil ? try TranslationRepository.knownSource(textKey: textKey, in: db) : nil)
+        }
+        if let hit = known.0 {
+            metrics.hits.increment()
+            try await store.write { db in try TranslationRepository.touch(key, at: now, in: db) }
+            return Outcome(text: hit.translated, source: hit.source, target: target, provider: provider, cached: true)
+        }
+        if let detected = known.1, detected == target {
+            metrics.hits.increment()
+            return Outcome(text: text, source: detected, target: target, provider: provider, cached: true)
+        }
+        let task = inflight.withLock { calls -> (Task<Outcome, any Error>, Bool) in
+            if let running = calls[key] { return (running, false) }
+            let store = self.store, metrics = self.metrics
+            let started = Task<Outcome, any Error> {
+                metrics.calls.increment()
+                let answer: TranslationResult
+                do {
+                    answer = try await translator.translate(TranslationRequest(text: shield.masked, source: source, target: target))
+                } catch {
+                    metrics.failures.increment()
+                    throw error
+                }
+                let detected = TranslationDesk.languageCode(answer.source) ?? source ?? "und"
+                let translated = detected == target ? text : shield.restore(answer.text)
+                let entry = TranslationRepository.Entry(source: detected, translated: translated)
+                try await store.write { db in
+                    try TranslationRepository.store(key: key, textKey: textKey, provider: provider, target: target, entry: entry,
+                                                    at: Timestamp.now(), in: db)
+                }
+                return Outcome(text: translated, source: detected, target: target, provider: provider, cached: false)
+            }
+            calls[key] = started
+            return (started, true)
+        }
+        defer { if task.1 { inflight.withLock { _ = $0.removeValue(forKey: key) } } }
+        return try await task.0.value
+    }
+
+    /// The cached translations of `texts` into `target` (detected source), by text; texts not
+    /// cached are absent. Rows that say "already in the target language" come back as such.
+    func cachedTranslations(of texts: [String], target: String) async throws -> (provider: String, found: [String: Outcome])? {
+        let s = try await providerSettings()
+        guard TranslationDesk.missing(s) == nil else { return nil }
+        let keys = texts.map { TranslationDesk.key(provider: s.provider, source: "auto", target: target, text: $0) }
+        let rows = try await store.read { db in try TranslationRepository.cached(keys, in: db) }
+        var found: [String: Outcome] = [:]
+        for (text, key) in zip(texts, keys) {
+            guard let row = rows[key] else { continue }
+            found[text] = Outcome(text: row.translated, source: row.source, target: target, provider: s.provider, cached: true)
+        }
+        return (s.provider, found)
+    }
+
+    /// The configured provider's languages, asked at most once an hour.
+    func languages() async throws -> (provider: String, languages: [TranslationLanguage]) {
+        let s = try await providerSettings()
+        guard TranslationDesk.missing(s) == nil else { return ("none", []) }
+        let now = MonotonicClock.nanoseconds()
+        if let l = languageList.withLock({ $0 }), l.settings == s, now - l.at < 3_600_000_000_000 { return (s.provider, l.list) }
+        let list = try await translator(s).languages()
+        languageList.withLock { $0 = (s, now, list) }
+        return (s.provider, list)
+    }
+
+    /// A live check of the configured provider, in words: a short sentence translated from
+    /// English into Spanish (or Spanish into English for a provider that detects English as
+    /// the target), never from the cache.
+    func test() async -> (ok: Bool, message: String) {
+        do {
+            let s = try await providerSettings()
+            let translator = try translator(s)
+            let answer = try await translator.translate(TranslationRequest(text: "Good morning", source: "en", target: "es"))
+            let name = TranslationDesk.providerNames[s.provider] ?? s.provider
+            return (true, "\(name) answered: “Good morning” in Spanish is “\(answer.text)”.")
+        } catch let failure as TranslationFailure {
+            return (false, failure.message)
+        } catch {
+            return (false, "The settings could not be read: \(error)")
+        }
+    }
+
+    static let providerNames = ["libretranslate": "LibreTranslate", "deepl": "DeepL", "yandex": "Yandex Translate", "none": "No provider"]
+
+    // MARK: Helpers
+
+    /// Hex SHA-256 of the four parts, each ended by a zero byte so no two tuples collide.
+    static func key(provider: String, source: String, target: String, text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 32)
+        for part in [provider, source, target, text] {
+            bytes.append(contentsOf: part.utf8)
+            bytes.append(0)
+        }
+        return Crypto.hex(Crypto.sha256(bytes))
+    }
+
+    /// A provider's language tag as the ISO 639-1 code the contract speaks (`EN-GB` → `en`).
+    static func languageCode(_ tag: String) -> String? {
+        let code = tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+        guard (2...3).contains(code.count), code.allSatisfy({ $0.isASCII && $0.isLetter }) else { return nil }
+        return code
+    }
+
+    /// Whether `code` looks like a language code a client may ask for: `es`, `pt-BR`, `zh-Hant`.
+    static func isLanguageCode(_ code: String) -> Bool {
+        let parts = code.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), (2...3).contains(parts[0].count),
+              parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
+        if parts.count == 2 { return (2...4).contains(parts[1].count) && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+        return true
+    }
+}
+
+/// The module's counters, on `/metrics`.
+struct TranslationMetrics: Sendable {
+    let calls: Counter
+    let hits: Counter
+    let failures: Counter
+    let published: Counter
+
+    init(_ registry: MetricsRegistry) {
+        calls = registry.counter("sgem_translation_provider_calls_total", help: "Calls made to the translation provider.")
+        hits = registry.counter("sgem_translation_cache_hits_total", help: "Translations answered from the cache.")
+        failures = registry.counter("sgem_translation_provider_failures_total", help: "Provider calls that failed.")
+        published = registry.counter("sgem_translation_chat_events_total",
+                                      help: "Translations delivered to readers of chats in translation mode.")
+    }
+}
