@@ -157,6 +157,16 @@ function timeoutProblem(message) {
   return range ? t("translation.timeoutRange", { min: Number(range[1]) / 1000, max: Number(range[2]) / 1000 }) : t("translation.timeoutProblem");
 }
 
+/// Why translation cannot run with the saved settings `view`, in words; null when it can.
+function setupProblem(view) {
+  if (view.provider === "none") return t("translation.off");
+  if (view.provider === "libretranslate" && !view.url) return t("translation.needsURL");
+  if ((view.provider === "deepl" || view.provider === "yandex") && !view.apiKeySet) {
+    return t("translation.needsKey", { provider: t("translation.provider." + view.provider) });
+  }
+  return view.ready === false ? t("translation.notReady") : null;
+}
+
 /// The translation settings: their own form, saved apart from the company's.
 function translationForm(initial) {
   let view = initial;
@@ -165,11 +175,11 @@ function translationForm(initial) {
   provider.value = providers.includes(view.provider) ? view.provider : "none";
   const fields = {
     provider: field(t("translation.provider"), provider),
-    url: field(t("translation.url"), h("input", { id: "translation-url", type: "url", inputmode: "url", value: view.url ?? "", maxlength: 2000,
-      autocapitalize: "none", spellcheck: "false", autocomplete: "off" }), t("translation.urlHint." + provider.value)),
+    url: field(t("translation.url"), h("input", { id: "translation-url", type: "url", inputmode: "url", value: view.url ?? "", maxlength: 2048,
+      autocapitalize: "none", spellcheck: "false" }), t("translation.urlHint." + provider.value)),
     apiKey: field(t("translation.apiKey"), h("input", { id: "translation-apiKey", type: "password", autocomplete: "new-password",
       spellcheck: "false", maxlength: 500 }), t("translation.keyHint")),
-    timeoutMs: field(t("translation.timeout"), h("input", { id: "translation-timeout", type: "number", inputmode: "decimal", step: "any", min: 1,
+    timeoutMs: field(t("translation.timeout"), h("input", { id: "translation-timeout", type: "number", inputmode: "decimal", step: "any", min: 0.5,
       value: Number.isFinite(view.timeoutMs) ? view.timeoutMs / 1000 : "" }), t("translation.timeoutHint")),
   };
   const urlHint = fields.url.wrap.querySelector(".hint");
@@ -181,6 +191,7 @@ function translationForm(initial) {
   const details = h("div", { id: "translation-details" }, fields.url.wrap, fields.apiKey.wrap, fields.timeoutMs.wrap);
   const status = notice();
   status.id = "translation-status";
+  const readiness = h("p.notice", { id: "translation-ready" });
   const save = h("button", { type: "submit", id: "translation-save" }, t("translation.save"));
   const test = h("button.secondary", { type: "button", id: "translation-test", "aria-describedby": "translation-test-hint" }, t("translation.test"));
   const tested = notice();
@@ -188,7 +199,7 @@ function translationForm(initial) {
   const problem = h("p.notice.bad", { id: "translation-test-problem", role: "alert", hidden: true });
   const form = h("form.card", { id: "translation-form", novalidate: true, "aria-labelledby": "translation-heading" },
     h("h2", { id: "translation-heading" }, t("translation.settings")), h("p.muted", {}, t("translation.settingsIntro")),
-    fields.provider.wrap, details, status, h("div.actions", {}, save, test),
+    readiness, fields.provider.wrap, details, status, h("div.actions", {}, save, test),
     h("p.hint", { id: "translation-test-hint" }, t("translation.testHint")), tested, problem);
 
   function showProvider() {
@@ -200,6 +211,9 @@ function translationForm(initial) {
   function showKey() {
     keyState.textContent = view.apiKeySet ? t("translation.keySaved") : t("translation.noKey");
     removeKey.hidden = !view.apiKeySet;
+    const problem = setupProblem(view);
+    readiness.textContent = problem ?? "";
+    readiness.hidden = !problem;
   }
   provider.addEventListener("change", showProvider);
   showProvider();

@@ -12,7 +12,7 @@ import { t, tn, dateTime } from "../i18n.js";
 import { h, notice, failure, errorText, awayBadge } from "../dom.js";
 import { people, chatName, chatPicture, otherMember, isAdminOf, bodyNodes, dayKey, dayLabel, clockTime, newClientId, pending, maxBody }
   from "./chat-common.js";
-import { translationLanguages, languageName, translationProblem, translatedMark, targetLang } from "./translation-common.js";
+import { translationLanguages, languageName, translationProblem, translatedMark, targetLang, alreadyIn } from "./translation-common.js";
 
 const pageSize = 50;
 const nearTopPx = 120;
@@ -82,7 +82,7 @@ export async function render(root, ctx) {
     "aria-describedby": "chat-keys", title: t("chat.keysHint") });
   const send = h("button", { type: "submit", id: "chat-send" }, t("chat.send"));
   const composer = h("form.composer", { id: "chat-composer" }, input, send, h("span.sr-only", { id: "chat-keys" }, t("chat.keysHint")));
-  const autoSwitch = h("input", { type: "checkbox", id: "chat-translate-on", role: "switch", checked: auto.enabled });
+  const autoSwitch = h("input", { type: "checkbox", id: "chat-translate-on", checked: auto.enabled });
   const autoLanguage = h("select", { id: "chat-translate-target", "aria-label": t("translation.chatLanguage") },
     ...languageChoices(offer.languages, auto.target));
   autoLanguage.value = auto.target;
@@ -142,7 +142,8 @@ export async function render(root, ctx) {
       draw();
     });
     const problem = action === "translate" && state?.error ? h("span.translation-problem", {}, state.error) : null;
-    return [button, problem];
+    const note = action === "translate" && state?.note ? h("span.translation-note", {}, state.note) : null;
+    return [button, problem, note];
   }
 
   async function translate(m) {
@@ -151,7 +152,10 @@ export async function render(root, ctx) {
     originals.delete(m.id);
     draw();
     try {
-      asked.set(m.id, { body, result: await post(`/messages/${m.id}/translation`, {}) });
+      const result = await post(`/messages/${m.id}/translation`, {});
+      const same = alreadyIn(result);
+      asked.set(m.id, same ? { body, note: same } : { body, result });
+      if (same) announce.textContent = same;
     } catch (error) {
       const problem = translationProblem(error);
       asked.set(m.id, { body, error: problem });

@@ -41,6 +41,12 @@ export function translationProblem(error) {
   return error && failures.has(error.code) ? t("translation.err." + error.code) : errorText(error);
 }
 
+/// "Already in Spanish." when the provider found the text in the language asked for (the server
+/// then answers with the original), else null.
+export function alreadyIn(result) {
+  return result?.source && result.source === result.target ? t("translation.same", { language: languageName(result.target) }) : null;
+}
+
 /// "Translated from Spanish" (or just "Translated" when the source is not known).
 export function translatedMark(result, tag = "p.translated-mark") {
   const source = result?.source && result.source !== "auto" ? languageName(result.source) : "";
@@ -57,7 +63,7 @@ export function targetLang(result) {
 /// the translation; `show(result)` draws it, `show(null)` the original again.
 export function translateButton({ request, show, label, id }) {
   const button = h("button.secondary.small", { type: "button", id, dataset: { action: "translate" }, "aria-label": label });
-  const problem = h("span.translation-problem", { role: "alert" });
+  const problem = h("span.translation-problem", { role: "alert" });  // or a .translation-note
   const wrap = h("div.translate-control", {}, button, problem);
   let result = null;
   let showing = false;
@@ -79,10 +85,13 @@ export function translateButton({ request, show, label, id }) {
     button.textContent = t("translation.translating");
     problem.textContent = "";
     try {
-      result = await request();
-      showing = true;
-      show(result);
+      const answer = await request();
+      const same = alreadyIn(answer);
+      problem.className = same ? "translation-note" : "translation-problem";
+      if (same) problem.textContent = same;
+      else { result = answer; showing = true; show(result); }
     } catch (error) {
+      problem.className = "translation-problem";
       problem.textContent = translationProblem(error);
     } finally {
       button.disabled = false;
