@@ -31,7 +31,7 @@ struct Yandex: Translator {
     func languages() async throws(TranslationFailure) -> [TranslationLanguage] {
         let answer = try await send("/getLangs", [("ui", "en")])
         guard let names = answer["langs"]?.objectValue else { throw call.unexpectedAnswer() }
-        return names.map { TranslationLanguage(code: $0.0.lowercased(), name: $0.1.stringValue ?? $0.0) }
+        return names.map { TranslationLanguage(code: $0.0.lowercased(), name: $0.1.stringValue ?? $0.0) }.sorted { $0.code < $1.code }
     }
 
     /// One form POST with the key first: the JSON answer of a 2xx, or the failure its status
