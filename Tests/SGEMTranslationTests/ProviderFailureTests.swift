@@ -133,6 +133,24 @@ struct ProviderFailureTests {
         #expect(try await translator.translate(TranslationRequest(text: "hello", target: "es")).text == "[es] hello")
     }
 
+    @Test("every client failure maps to provider_timeout or provider_unavailable, in words", arguments: [
+        (HTTPClientError.Code.timeout, TranslationFailure.Code.providerTimeout, "No answer from DeepL within 2 seconds."),
+        (.connectTimeout, .providerTimeout, "No answer from DeepL within 2 seconds."),
+        (.connectFailed, .providerUnavailable, "DeepL at h:1 refused the connection or could not be reached."),
+        (.resolveFailed, .providerUnavailable, "The host name h:1 of DeepL could not be found."),
+        (.tooLarge, .providerUnavailable, "DeepL sent an answer larger than 1 MiB, which was refused."),
+        (.badResponse, .providerUnavailable, "DeepL at h:1 did not answer like an HTTP server."),
+        (.redirectRefused, .providerUnavailable, "DeepL at h:1 did not answer like an HTTP server."),
+        (.tlsFailed, .providerUnavailable, "No secure connection to DeepL at h:1 could be set up, so nothing was sent."),
+        (.cancelled, .providerUnavailable, "The call to DeepL was cancelled."),
+    ])
+    func clientFailures(error: HTTPClientError.Code, expected: TranslationFailure.Code, message: String) throws {
+        let client = try F.client()
+        defer { client.shutdown() }
+        let call = ProviderCall(name: "DeepL", client: client, timeout: .seconds(2), key: "k")
+        #expect(call.failure(HTTPClientError(error, "connect to h:1 with k failed"), host: "h:1") == TranslationFailure(expected, message))
+    }
+
     @Test("a refused connection is provider_unavailable", arguments: TranslationStub.Provider.allCases)
     func refused(provider: TranslationStub.Provider) async throws {
         let port = try RefusingPort()

@@ -48,8 +48,11 @@ struct ProviderCall: Sendable {
             TranslationFailure(.providerUnavailable, "\(name) at \(host) refused the connection or could not be reached.")
         case .resolveFailed:
             TranslationFailure(.providerUnavailable, "The host name \(host) of \(name) could not be found.")
-        case .tlsFailed:
+        // The client words a refused chain or name "certificate refused: <OpenSSL's reason>".
+        case .tlsFailed where error.message.hasPrefix("certificate refused"):
             TranslationFailure(.providerUnavailable, "The certificate of \(name) at \(host) could not be verified, so nothing was sent.")
+        case .tlsFailed:
+            TranslationFailure(.providerUnavailable, "No secure connection to \(name) at \(host) could be set up, so nothing was sent.")
         case .tooLarge:
             TranslationFailure(.providerUnavailable, "\(name) sent an answer larger than 1 MiB, which was refused.")
         case .badResponse, .tooManyRedirects, .redirectRefused:
