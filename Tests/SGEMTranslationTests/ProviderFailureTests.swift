@@ -137,7 +137,7 @@ struct ProviderFailureTests {
         (HTTPClientError.Code.timeout, TranslationFailure.Code.providerTimeout, "No answer from DeepL within 2 seconds."),
         (.connectTimeout, .providerTimeout, "No answer from DeepL within 2 seconds."),
         (.connectFailed, .providerUnavailable, "DeepL at h:1 refused the connection or could not be reached."),
-        (.resolveFailed, .providerUnavailable, "The host name h:1 of DeepL could not be found."),
+        (.resolveFailed, .providerUnavailable, "The host name h of DeepL could not be found."),
         (.tooLarge, .providerUnavailable, "DeepL sent an answer larger than 1 MiB, which was refused."),
         (.badResponse, .providerUnavailable, "DeepL at h:1 did not answer like an HTTP server."),
         (.redirectRefused, .providerUnavailable, "DeepL at h:1 did not answer like an HTTP server."),

@@ -47,7 +47,7 @@ struct ProviderCall: Sendable {
         case .connectFailed:
             TranslationFailure(.providerUnavailable, "\(name) at \(host) refused the connection or could not be reached.")
         case .resolveFailed:
-            TranslationFailure(.providerUnavailable, "The host name \(host) of \(name) could not be found.")
+            TranslationFailure(.providerUnavailable, "The host name \(host.split(separator: ":").first ?? "") of \(name) could not be found.")
         // The client words a refused chain or name "certificate refused: <OpenSSL's reason>".
         case .tlsFailed where error.message.hasPrefix("certificate refused"):
             TranslationFailure(.providerUnavailable, "The certificate of \(name) at \(host) could not be verified, so nothing was sent.")
