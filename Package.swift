@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
-        .target(name: "SGEMTestSupport", dependencies: ["SGEMSupport", "SGEMShell", "SGEMApp"], path: "Tests/SGEMTestSupport"),
+        .target(name: "SGEMTestSupport", dependencies: ["COpenSSL", "SGEMSupport", "SGEMShell", "SGEMApp"], path: "Tests/SGEMTestSupport"),
         .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "SGEMSupportTests", dependencies: ["SGEMSupport"]),
         .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMHTTP", "SGEMSupport", "CLinux"]),

@@ -26,6 +26,9 @@ import time
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from translate_stub import Stub  # noqa: E402  (scripts/translate_stub.py: LibreTranslate's shapes)
+
 PASSWORDS = {"admin": "correct-horse-battery", "employee": "employee-horse-battery"}
 ROLES = {"admin": "admin", "employee": "employee"}
 
@@ -55,6 +58,9 @@ LOGOUT = "POST /api/v1/auth/logout"
 PASSWORD_CHANGE = "PUT /api/v1/me/password"
 ADMIN_USER_CHANGE = "PATCH /api/v1/admin/users/{id}"
 PASSWORD_RESET = "POST /api/v1/admin/users/{id}/password-reset"
+# Generated provider settings (none, a key-less DeepL, a URL nobody answers) would turn every later
+# translation into the contract's 502/503/504: they run last, after everything that translates.
+TRANSLATION_SETTINGS = "PUT /api/v1/admin/translation"
 
 
 @dataclass
@@ -81,10 +87,11 @@ PASSES = [
     Pass("unauthenticated", None),
     Pass("employee", "employee", exclude=[LOGOUT]),
     Pass("employee logout", "employee", only=[LOGOUT]),
-    Pass("admin", "admin", exclude=[LOGOUT, PASSWORD_CHANGE, ADMIN_USER_CHANGE, PASSWORD_RESET]),
+    Pass("admin", "admin", exclude=[LOGOUT, PASSWORD_CHANGE, ADMIN_USER_CHANGE, PASSWORD_RESET, TRANSLATION_SETTINGS]),
     Pass("admin user changes", "admin", only=[ADMIN_USER_CHANGE]),
     Pass("admin logout", "admin", only=[LOGOUT]),
     Pass("admin password reset", "admin", only=[PASSWORD_RESET]),
+    Pass("admin translation settings", "admin", only=[TRANSLATION_SETTINGS]),
 ]
 
 
@@ -351,6 +358,10 @@ def main():
                      "--role", "admin", "--password-stdin", stdin=PASSWORDS["admin"] + "\n")
         server.admin("create-user", "--username", "employee", "--email", "employee@example.com", "--name", "Emil Employee",
                      "--role", "employee", "--password-stdin", stdin=PASSWORDS["employee"] + "\n")
+        # Translation through a local LibreTranslate stand-in, so translating answers 200 (a
+        # provider's failures are the contract's 5xx, tested in the Swift suite).
+        stub = Stub().start()
+        server.admin("translation", "set", "url", stub.url)
         # One session per pass, all opened before the first pass (see PASSES).
         tokens = [login(server, p.user) if p.user else None for p in PASSES]
         status, _ = server.request("PUT", "/api/v1/admin/settings", {"registration": "open"}, token=login(server, "admin"))

@@ -16,8 +16,14 @@ struct ProviderSettings: Sendable, Equatable {
 
 /// Builds the translator for the configured provider.
 enum Providers {
+    /// The translator for `settings.provider`, calling out through the shared `client` with
+    /// `settings.timeout` per call; `NoTranslator` for "none" or a name it does not know. Making
+    /// one does no I/O: a missing URL or key shows on the first call, as a `TranslationFailure`.
     static func translator(for settings: ProviderSettings, client: HTTPClient) -> any Translator {
         switch settings.provider {
+        case "libretranslate": LibreTranslate(settings, client: client)
+        case "deepl": DeepL(settings, client: client)
+        case "yandex": Yandex(settings, client: client)
         default: NoTranslator()
         }
     }

@@ -1,0 +1,159 @@
+import SGEMCore
+import SGEMStore
+import SGEMSupport
+import SGEMTestSupport
+@testable import SGEMTranslation
+import Testing
+
+/// `who`'s realtime stream from `since`.
+func stream(_ o: Office, _ who: String, since: Int64) async throws -> WebSocketClient {
+    let client = try WebSocketClient(port: o.port)
+    let (status, body) = try await webSocketClientThreads.run {
+        try client.upgrade("/api/v1/realtime?token=\(o[who].token)&since=\(since)")
+    }
+    guard status == 101 else { throw TestFailure("upgrade answered \(status): \(body)") }
+    return client
+}
+
+/// Records an event everyone sees, to know a stream has delivered everything before it.
+func marker(_ o: Office) async throws {
+    let journal = try o.journal()
+    _ = try await o.store.write { db in try journal.append(RealtimeEvent(type: "test.marker", audience: .everyone, data: [:]), in: db) }
+    journal.didCommit()
+}
+
+/// The frames up to the next marker.
+func frames(_ client: WebSocketClient) async throws -> [JSONValue] {
+    var seen: [JSONValue] = []
+    while let frame = try await client.next() {
+        if frame["type"] == "test.marker" { return seen }
+        seen.append(frame)
+    }
+    throw TestFailure("the stream ended before the marker")
+}
+
+/// The next `message.updated` frame carrying a translation.
+func nextTranslation(_ client: WebSocketClient) async throws -> JSONValue {
+    while let frame = try await client.next() {
+        if frame["type"] == "message.updated", frame["data"]?["message"]?["translation"] != nil { return frame }
+    }
+    throw TestFailure("the stream ended before a translation")
+}
+
+@Suite("Translation: a chat in my language")
+struct ChatTranslationTests {
+    @Test("live: the reader who asked gets the translation, everyone else the original; lists agree; one call per language")
+    func live() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana", "bob", "carl", "dora", "eve"]) { o in
+            try await use(stub, in: o)
+            for who in ["ana", "carl"] { try await o.expect(200, "PATCH", "/me", as: who, ["language": "es"]) }
+            try await o.expect(200, "PATCH", "/me", as: "dora", ["language": "fr"])
+            let chat = try await group(o, ["boss", "ana", "bob", "carl", "dora"])
+            // Non-members cannot see or change anyone's choice for the chat.
+            try await o.expect(404, "GET", "/chats/\(chat)/translation", as: "eve", code: "not_found")
+            try await o.expect(404, "PUT", "/chats/\(chat)/translation", as: "eve", ["enabled": true], code: "not_found")
+            try await o.expect(422, "PUT", "/chats/\(chat)/translation", as: "ana", ["target": "es"], code: "validation_failed")
+            let off = try await o.expect(200, "GET", "/chats/\(chat)/translation", as: "ana")
+            #expect(off["enabled"] == false && off["target"] == .null)
+            for who in ["ana", "carl", "dora"] { try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: who, ["enabled": true]) }
+            let on = try await o.expect(200, "GET", "/chats/\(chat)/translation", as: "ana")
+            #expect(on["enabled"] == true && on["target"] == "es")
+
+            let start = try await o.journal().lastEventID()
+            let ana = try await stream(o, "ana", since: start), bob = try await stream(o, "bob", since: start)
+            let dora = try await stream(o, "dora", since: start)
+            defer { ana.close(); bob.close(); dora.close() }
+            try await marker(o)
+            for c in [ana, bob, dora] { _ = try await frames(c) }
+
+            let sent = try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "Good morning, team"])
+            let id = try #require(sent["id"]?.numberValue)
+            let toAna = try await nextTranslation(ana)
+            #expect(toAna["data"]?["message"]?["id"]?.numberValue == id)
+            #expect(toAna["data"]?["message"]?["body"] == "Good morning, team", "the original stays in body")
+            let translation = toAna["data"]?["message"]?["translation"]
+            #expect(translation?["text"] == "[es] Good morning, team" && translation?["source"] == "en" && translation?["target"] == "es")
+            let toDora = try await nextTranslation(dora)
+            #expect(toDora["data"]?["message"]?["translation"]?["text"] == "[fr] Good morning, team")
+            // Two Spanish readers and one French one: one call per language.
+            #expect(await eventually { stub.requestCount == 2 })
+            #expect(Set(stub.requests.compactMap { $0.json?["target"]?.stringValue }) == ["es", "fr"])
+            try await marker(o)
+            let bobSaw = try await frames(bob)
+            #expect(bobSaw.map { $0["type"]?.stringValue } == ["message.created"], "bob gets the original and nothing else")
+            #expect(bobSaw.first?["data"]?["message"]?["translation"] == nil)
+
+            // Lists: the translation for those who asked, none for the others.
+            let anaList = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
+            #expect(anaList["items"]?.arrayValue?.first?["translation"]?["text"] == "[es] Good morning, team")
+            let bobList = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "bob")
+            #expect(bobList["items"]?.arrayValue?.first?["translation"] == nil && bobList["items"]?.arrayValue?.first?["body"] == "Good morning, team")
+
+            // Replay: the translation comes again to ana, never to bob.
+            let replayAna = try await stream(o, "ana", since: start), replayBob = try await stream(o, "bob", since: start)
+            defer { replayAna.close(); replayBob.close() }
+            try await marker(o)
+            var anaReplayed: [JSONValue] = []
+            for _ in 0..<3 { anaReplayed += try await frames(replayAna) }
+            var bobReplayed: [JSONValue] = []
+            for _ in 0..<3 { bobReplayed += try await frames(replayBob) }
+            #expect(anaReplayed.contains { $0["data"]?["message"]?["translation"] != nil })
+            #expect(!bobReplayed.contains { $0["data"]?["message"]?["translation"] != nil })
+
+            // Off again: no more translations for ana.
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": false])
+            let plain = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
+            #expect(plain["items"]?.arrayValue?.first?["translation"] == nil)
+        }
+    }
+
+    @Test("a removed member gets no translation of what follows; a message already in the reader's language gets none")
+    func membershipAndSameLanguage() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana", "bob"]) { o in
+            try await use(stub, in: o)
+            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+            let chat = try await group(o, ["boss", "ana", "bob"])
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "bob", ["enabled": true, "target": "de"])
+            let start = try await o.journal().lastEventID()
+            try await o.expect(204, "DELETE", "/chats/\(chat)/members/\(o.userID("ana"))", as: "boss")
+            stub.detectedSource = "de"
+            try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "Guten Morgen"])
+            // bob reads German: the provider says the text is German, so no translation reaches him.
+            #expect(await eventually { stub.requestCount >= 1 })
+            let journal = try o.journal()
+            try await marker(o)
+            let anaStream = try await stream(o, "ana", since: start)
+            defer { anaStream.close() }
+            let anaSaw = try await frames(anaStream)
+            #expect(!anaSaw.contains { $0["type"] == "message.created" || $0["data"]?["message"]?["translation"] != nil })
+            #expect(stub.requests.allSatisfy { $0.json?["target"] == "de" }, "nothing was translated for ana once she left")
+            let translations = try await journal.events(after: start, limit: 100).filter { $0.event.data["message"]?["translation"] != nil }
+            #expect(translations.isEmpty)
+        }
+    }
+
+    @Test("a page of history queues what it finds untranslated; the translation follows live")
+    func backlog() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana"]) { o in
+            try await use(stub, in: o)
+            let chat = try await group(o, ["boss", "ana"])
+            for n in 1...3 { try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": .string("Message number \(n)")]) }
+            #expect(stub.requestCount == 0)
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true, "target": "it"])
+            let first = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
+            #expect(first["items"]?.arrayValue?.allSatisfy { $0["translation"] == nil } == true)
+            #expect(await eventually {
+                let page = try? await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
+                return page?["items"]?.arrayValue?.allSatisfy { $0["translation"]?["target"] == "it" } == true
+            })
+            #expect(stub.requestCount == 3)
+        }
+    }
+}
