@@ -21,7 +21,8 @@ LANGUAGES = [{"code": "en", "name": "English", "targets": ["es", "fr", "de"]},
 
 class LibreTranslateStub:
     """LibreTranslate's two calls on 127.0.0.1: POST /translate answers "[<target>] " + q, as
-    if detected Spanish; GET /languages lists four languages. Counts the calls it answers."""
+    if detected Spanish (a text with UNTRANSLATABLE in it gets LibreTranslate's 400 instead);
+    GET /languages lists four languages. Counts the calls it answers."""
 
     def __init__(self):
         self.calls = {"translate": 0, "languages": 0}
@@ -59,6 +60,8 @@ class LibreTranslateStub:
                     body = {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
                 stub.count("translate", body)
                 q, target = body.get("q", ""), body.get("target", "")
+                if "UNTRANSLATABLE" in json.dumps(q):
+                    return self.answer(400, {"error": "Cannot translate text"})
                 text = [f"[{target}] {x}" for x in q] if isinstance(q, list) else f"[{target}] {q}"
                 self.answer(200, {"translatedText": text, "detectedLanguage": {"language": "es", "confidence": 90}})
 
@@ -174,8 +177,9 @@ def an_employee_translates_a_message_a_notice_and_a_whole_chat_live(ctx):
         admin, problems = admin_sets_libretranslate(ctx, server, stub)
 
         chat = run.direct_chat(eve_api, bob_api)
-        status, _ = bob_api.call("POST", f"/chats/{chat['id']}/messages", {"body": "¿Comemos juntos?", "clientId": "t1"})
-        assert status == 201, status
+        for client_id, body in [("t0", "UNTRANSLATABLE señal"), ("t1", "¿Comemos juntos?")]:
+            status, _ = bob_api.call("POST", f"/chats/{chat['id']}/messages", {"body": body, "clientId": client_id})
+            assert status == 201, status
         status, notice = admin_api.call("POST", "/admin/notices", {"title": "Comida el viernes", "body": "En la cocina.", "pinned": False})
         assert status == 201, (status, notice)
 
@@ -195,6 +199,10 @@ def an_employee_translates_a_message_a_notice_and_a_whole_chat_live(ctx):
         click_action(eve, "¿Comemos juntos?", "show-translation")
         run.wait_for(eve, lambda d: shown_translation(d, "[en] ¿Comemos juntos?"))
         assert stub.translations() == asked
+        # A text the service cannot translate: said in words next to the message, which stays as written.
+        click_action(eve, "UNTRANSLATABLE señal", "translate")
+        problem = run.wait_for(eve, lambda d: message_item(d, "UNTRANSLATABLE señal").find_element(By.CSS_SELECTOR, ".translation-problem"))
+        assert problem.text == "The translation service could not translate this text.", problem.text
         problems += run.axe_problems(eve, "chat with a translated message")
 
         # A notice, translated and back.
