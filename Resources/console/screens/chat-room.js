@@ -411,6 +411,7 @@ export async function render(root, ctx) {
     status.set("bad", t(reason));
     input.disabled = true;
     send.disabled = true;
+    autoBar.hidden = true;
     editing = null;
     draw();
   }
