@@ -10,16 +10,18 @@ import { h, errorText } from "../dom.js";
 const failures = new Set(["translation_disabled", "invalid_key", "blocked_key", "quota_exceeded", "text_too_long",
   "unprocessable", "unsupported_direction", "rate_limited", "provider_unavailable", "provider_timeout"]);
 
-/// `{provider, languages}` from the server; provider "none" and no languages when translation is
-/// off or cannot be asked about (then no translate action shows).
+/// `{provider, languages, available}` from the server: provider "none" and no languages when
+/// translation is off or cannot be asked about (then no translate action shows). A provider that
+/// fails to list its languages is still there: its actions show, and its problems in words.
 export async function translationLanguages() {
   try {
     const answer = await get("/translation/languages");
     const languages = Array.isArray(answer?.languages) ? answer.languages.filter((l) => typeof l?.code === "string" && l.code) : [];
     const provider = typeof answer?.provider === "string" ? answer.provider : "none";
     return { provider, languages, available: provider !== "none" };
-  } catch {
-    return { provider: "none", languages: [], available: false };
+  } catch (error) {
+    const configured = failures.has(error?.code) && error.code !== "translation_disabled";
+    return { provider: configured ? "unknown" : "none", languages: [], available: configured };
   }
 }
 
