@@ -28,6 +28,8 @@ enum FeedParser {
 
     /// Longest title kept, in characters.
     static let maxTitle = 300
+    /// Most bytes of a title's source (markup included) looked at.
+    static let maxRawTitle = 16 * 1024
     /// Longest link kept, in bytes.
     static let maxURL = 2048
     /// Longest entry key kept, in bytes.
@@ -107,7 +109,9 @@ enum FeedParser {
     /// `raw` as one line of plain text: markup (when `html`) stripped with script and style
     /// content, HTML entities decoded, control characters dropped, whitespace collapsed, capped.
     static func plainText(_ raw: String, html: Bool) -> String {
-        let text = html ? decodeHTMLEntities(stripTags(raw)) : raw
+        // A title longer than this is not a title; the cap also bounds the markup work below.
+        let capped = raw.utf8.count > maxRawTitle ? String(decoding: raw.utf8.prefix(maxRawTitle), as: UTF8.self) : raw
+        let text = html ? decodeHTMLEntities(stripTags(capped)) : capped
         var out = ""
         var pendingSpace = false
         var count = 0
@@ -134,11 +138,15 @@ enum FeedParser {
         while let lt = rest.firstIndex(of: "<") {
             out += rest[..<lt]
             let after = rest[rest.index(after: lt)...]
-            guard let first = after.first, first.isLetter || first == "/" || first == "!" || first == "?",
-                  let gt = after.firstIndex(of: ">") else {
+            guard let first = after.first, first.isLetter || first == "/" || first == "!" || first == "?" else {
                 out += "<"
                 rest = after
                 continue
+            }
+            // No '>' anywhere after: no later '<' can start a tag either.
+            guard let gt = after.firstIndex(of: ">") else {
+                out += rest[lt...]
+                return out
             }
             let tag = after[..<gt].lowercased()
             rest = after[after.index(after: gt)...]

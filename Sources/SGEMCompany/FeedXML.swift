@@ -194,14 +194,11 @@ struct FeedXML {
             return root
         }
 
-        private mutating func appendText(_ text: String, to stack: inout [Open]) throws(FeedError) {
+        /// Adds a text node; pieces split by comments or CDATA stay separate nodes (joining them
+        /// here would copy the text again for every piece).
+        private func appendText(_ text: String, to stack: inout [Open]) throws(FeedError) {
             guard !text.isEmpty else { return }
-            let last = stack.count - 1
-            if case let .text(previous)? = stack[last].element.children.last {
-                stack[last].element.children[stack[last].element.children.count - 1] = .text(previous + text)
-            } else {
-                stack[last].element.children.append(.text(text))
-            }
+            stack[stack.count - 1].element.children.append(.text(text))
         }
 
         /// After `<`: the name, attributes and namespace declarations, up to `>` or `/>`.

@@ -216,6 +216,18 @@ struct FeedParserTests {
         }
     }
 
+    @Test("pathological 2 MiB documents are read in linear time: unclosed tags in a title, text split by comments")
+    func pathological() throws {
+        let started = MonotonicClock.nanoseconds()
+        let tags = "<rss><channel><title><![CDATA[" + String(repeating: "<a", count: 1_000_000) + "]]></title></channel></rss>"
+        #expect(try FeedParser.parse(Array(tags.utf8)).title?.count == FeedParser.maxTitle)
+        let pieces = "<rss><channel><title>" + String(repeating: "x<!---->", count: 260_000) + "</title></channel></rss>"
+        #expect(try FeedParser.parse(Array(pieces.utf8)).title?.count == FeedParser.maxTitle)
+        let entities = "<rss><channel><title>" + String(repeating: "&amp;lt;b", count: 230_000) + "</title></channel></rss>"
+        #expect(try FeedParser.parse(Array(entities.utf8)).title?.hasPrefix("<b<b") == true)
+        #expect(MonotonicClock.nanoseconds() - started < 20_000_000_000, "well under the time a quadratic pass would take")
+    }
+
     @Test("encodings: a UTF-8 BOM is fine, ISO-8859-1 is transcoded, invalid UTF-8 and UTF-16 are refused")
     func encodings() throws {
         let bom: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("<rss><channel><title>BOM</title></channel></rss>".utf8)
