@@ -38,6 +38,17 @@ final class FeedStub: Sendable {
     func url(_ path: String) -> String { server.url(path) }
 }
 
+/// A server whose company feeds are `paths` of `stub`, each read once (the list's change wakes
+/// the fetcher) without error.
+func serverReading(_ stub: FeedStub, _ paths: [String]) async throws -> TestServer {
+    let s = try await TestServer.start()
+    try await s.setFeeds(paths.map(stub.url))
+    guard await eventually(60, { (try? await s.feedStatuses().allSatisfy { $0["status"] == "ok" }) == true }) else {
+        throw TestFailure("the feeds were not read: \(try await s.feedStatuses())")
+    }
+    return s
+}
+
 /// The feed's status row for `url`.
 func status(_ statuses: [JSONValue], _ url: String) -> JSONValue? { statuses.first { $0["url"]?.stringValue == url } }
 
@@ -85,9 +96,7 @@ struct FeedFetcherTests {
     func malformedAfterGood() async throws {
         let stub = try FeedStub()
         stub.feed("/blog", FeedSamples.rss2, etag: "\"a\"")
-        let s = try await TestServer.start()
-        try await s.setFeeds([stub.url("/blog")])
-        #expect(await eventually { (try? await s.feedStatuses().first?["status"]) == "ok" })
+        let s = try await serverReading(stub, ["/blog"])
 
         stub.route("/blog") { _ in .bytes(StubHTTPServer.response(200, "<rss><channel><title>Broken</channel>", headers: ["ETag: \"b\""]), close: false) }
         await (try s.fetcher()).refresh()
@@ -111,9 +120,7 @@ struct FeedFetcherTests {
     func scriptFeed() async throws {
         let stub = try FeedStub()
         stub.feed("/evil", FeedSamples.hostile, etag: "\"e\"")
-        let s = try await TestServer.start()
-        try await s.setFeeds([stub.url("/evil")])
-        #expect(await eventually { (try? await s.feedStatuses().first?["status"]) == "ok" })
+        let s = try await serverReading(stub, ["/evil"])
         let items = try await s.feedItems()
         #expect(items.map { $0["title"]?.stringValue } == ["Hello", "Data link", "With user"])
         #expect(items.allSatisfy { $0["url"] == .null && $0["publishedAt"] == .null && $0["source"] == "Evil feed" })
@@ -154,9 +161,7 @@ struct FeedFetcherTests {
         let stub = try FeedStub()
         stub.feed("/one", FeedSamples.rss2, etag: "\"one\"")
         stub.feed("/two", FeedSamples.atom, etag: "\"two\"")
-        let s = try await TestServer.start()
-        try await s.setFeeds([stub.url("/one"), stub.url("/two")])
-        #expect(await eventually { (try? await s.feedStatuses().allSatisfy { $0["status"] == "ok" }) == true })
+        let s = try await serverReading(stub, ["/one", "/two"])
         let kept = try await s.setFeeds([stub.url("/two")])
         #expect(kept.map { $0["status"] } == ["ok"] && kept.first?["entryCount"] == 2)
         #expect(try await s.feedItems().map { $0["source"] } == ["Acme news", "Acme news"])

@@ -33,14 +33,19 @@ const reasons = [
   [/^the server redirected/, () => t("feed.why.redirect")],
 ];
 
-/// Why a feed could not be read, in the reader's language where the reason is a known one.
-export function reason(error) {
-  const text = String(error ?? "");
-  for (const [re, make] of reasons) {
+/// The words of the first of `patterns` matching `message`, else `otherwise(message)`.
+function translated(patterns, message, otherwise = (text) => text) {
+  const text = String(message ?? "");
+  for (const [re, make] of patterns) {
     const m = text.match(re);
     if (m) return make(m);
   }
-  return text;
+  return otherwise(text);
+}
+
+/// Why a feed could not be read, in the reader's language where the reason is a known one.
+export function reason(error) {
+  return translated(reasons, error);
 }
 
 /// A feed's state in words: waiting for its first read, read (when, how many entries), or not
@@ -63,10 +68,5 @@ const urlProblems = [
 
 /// A refused feed address in the reader's language.
 export function urlProblem(message) {
-  const text = String(message ?? "");
-  for (const [re, make] of urlProblems) {
-    const m = text.match(re);
-    if (m) return make(m);
-  }
-  return fieldProblem(text);
+  return translated(urlProblems, message, fieldProblem);
 }
