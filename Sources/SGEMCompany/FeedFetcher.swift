@@ -12,6 +12,8 @@ final class FeedFetcher: Sendable {
     static let maxBytes = 2 * 1024 * 1024
     /// Entries kept per feed.
     static let maxEntries = 20
+    /// Feeds fetched at once.
+    static let maxConcurrentFetches = 2
 
     let repository: FeedRepository
     /// The shared client, looked up when a round runs (the system module publishes it).
@@ -64,7 +66,10 @@ final class FeedFetcher: Sendable {
             return
         }
         await withTaskGroup(of: Void.self) { group in
-            for target in targets {
+            for (index, target) in targets.enumerated() {
+                // The client's threads are shared (translation uses them too): a few slow feeds
+                // must not hold them all, nor make the others wait past their own timeout.
+                if index >= FeedFetcher.maxConcurrentFetches { await group.next() }
                 group.addTask { [self] in
                     let outcome = await fetch(target, client: client)
                     if Task.isCancelled { return }

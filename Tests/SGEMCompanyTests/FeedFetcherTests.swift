@@ -116,6 +116,19 @@ struct FeedFetcherTests {
         stub.server.stop()
     }
 
+    @Test("a redirect within the feed's site is followed, and relative links resolve against where the feed was found")
+    func sameOriginRedirect() async throws {
+        let stub = try FeedStub()
+        stub.route("/old/feed") { _ in .bytes(StubHTTPServer.response(301, headers: ["Location: /new/feed.xml"]), close: false) }
+        stub.feed("/new/feed.xml", FeedSamples.rss2, etag: "\"n\"")
+        let s = try await serverReading(stub, ["/old/feed"])
+        let items = try await s.feedItems()
+        #expect(items.count == 2 && items[0]["url"] == .string(stub.url("/news/office")))
+        #expect(stub.requests(to: "/new/feed.xml").count >= 1)
+        await s.stop()
+        stub.server.stop()
+    }
+
     @Test("a feed that embeds script gives plain-text titles and no unsafe links")
     func scriptFeed() async throws {
         let stub = try FeedStub()
@@ -128,18 +141,19 @@ struct FeedFetcherTests {
         stub.server.stop()
     }
 
-    @Test("errors in words: too large, hanging (bounded by --feed-timeout), 404, not a feed, unreachable")
+    @Test("errors in words: too large, hanging (bounded by --feed-timeout), 404, not a feed, unreachable, another origin")
     func failures() async throws {
         let stub = try FeedStub()
         let big = "<rss><channel><title>Big</title>" + String(repeating: " ", count: 3 * 1024 * 1024) + "</channel></rss>"
         stub.route("/big") { _ in .bytes(StubHTTPServer.response(200, big), close: false) }
         stub.route("/hang") { _ in .hang }
+        stub.route("/moved") { _ in .bytes(StubHTTPServer.response(302, headers: ["Location: http://localhost:\(stub.server.port)/elsewhere"]), close: false) }
         stub.route("/page") { _ in .bytes(StubHTTPServer.response(200, "<html><body>Hi</body></html>", headers: ["Content-Type: text/html"]), close: false) }
         let s = try await TestServer.start(feedTimeout: 1)
         // A port nobody listens on: bind one, learn its number, close it.
         let closed = try StubHTTPServer { _ in .hang }
         closed.stop()
-        let urls = [stub.url("/big"), stub.url("/hang"), stub.url("/missing"), stub.url("/page"), closed.url("/feed")]
+        let urls = [stub.url("/big"), stub.url("/hang"), stub.url("/missing"), stub.url("/page"), closed.url("/feed"), stub.url("/moved")]
         try await s.setFeeds(urls)
         let started = now()
         await (try s.fetcher()).refresh()
@@ -151,6 +165,7 @@ struct FeedFetcherTests {
         #expect(status(statuses, urls[2])?["error"] == "the server answered 404 (not found)")
         #expect(status(statuses, urls[3])?["error"]?.stringValue?.hasPrefix("the document is not an RSS or Atom feed") == true)
         #expect(status(statuses, urls[4])?["error"] == "the server could not be reached")
+        #expect(status(statuses, urls[5])?["error"] == "the server redirected to another site, which is not followed")
         #expect(try await s.feedItems().isEmpty)
         await s.stop()
         stub.server.stop()
