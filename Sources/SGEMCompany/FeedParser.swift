@@ -28,6 +28,8 @@ enum FeedParser {
 
     /// Longest title kept, in characters.
     static let maxTitle = 300
+    /// Longest title made from the start of an untitled post's text, in characters.
+    static let maxExcerpt = 140
     /// Most bytes of a title's source (markup included) looked at.
     static let maxRawTitle = 16 * 1024
     /// Longest link kept, in bytes.
@@ -69,17 +71,24 @@ enum FeedParser {
     }
 
     private static func rssItem(_ item: FeedXML.Element, namespace ns: String?, base: HTTPClientURL?) -> FeedEntry? {
-        let link = item.child("link", ns).map(\.text)
+        let guid = item.child("guid", ns)
+        // A permalink guid stands in for a missing link (RSS 2.0 says it is one unless told not).
+        let permalink = guid.flatMap { $0.attribute("isPermaLink") == "false" ? nil : $0.text }
+        let link = item.child("link", ns).map(\.text).flatMap { $0.trimmingWhitespace().isEmpty ? nil : $0 } ?? permalink
         let date = item.child("pubDate", ns)?.text ?? item.child("date", dublinCore)?.text
-        let guid = item.child("guid", ns)?.text ?? item.attribute("about", rdf)
-        return entry(title: text(item.child("title", ns), html: true), link: link, date: date, id: guid, base: base)
+        // Posts without a title (a Mastodon account's) are named by the start of their text.
+        let title = text(item.child("title", ns), html: true).flatMap { $0.isEmpty ? nil : $0 }
+            ?? item.child("description", ns).map { plainText($0.text, html: true, maxLength: maxExcerpt) }
+        return entry(title: title, link: link, date: date, id: guid?.text ?? item.attribute("about", rdf), base: base)
     }
 
     private static func atomEntry(_ entry: FeedXML.Element, base: HTTPClientURL?) -> FeedEntry? {
         let links = entry.elements("link", atom)
         let alternate = links.first { ($0.attribute("rel") ?? "alternate") == "alternate" } ?? links.first
         let date = entry.child("published", atom)?.text ?? entry.child("updated", atom)?.text
-        return self.entry(title: atomText(entry.child("title", atom)), link: alternate?.attribute("href"), date: date,
+        let title = atomText(entry.child("title", atom)).flatMap { $0.isEmpty ? nil : $0 }
+            ?? atomText(entry.child("summary", atom) ?? entry.child("content", atom), maxLength: maxExcerpt)
+        return self.entry(title: title, link: alternate?.attribute("href"), date: date,
                           id: entry.child("id", atom)?.text, base: base)
     }
 
@@ -95,9 +104,9 @@ enum FeedParser {
 
     /// An Atom text construct as plain text: `html` is unescaped markup, `xhtml` child elements,
     /// `text` (the default) plain already.
-    private static func atomText(_ element: FeedXML.Element?) -> String? {
+    private static func atomText(_ element: FeedXML.Element?, maxLength: Int = maxTitle) -> String? {
         guard let element else { return nil }
-        return plainText(element.text, html: element.attribute("type") == "html")
+        return plainText(element.text, html: element.attribute("type") == "html", maxLength: maxLength)
     }
 
     private static func text(_ element: FeedXML.Element?, html: Bool) -> String? {
@@ -108,7 +117,7 @@ enum FeedParser {
 
     /// `raw` as one line of plain text: markup (when `html`) stripped with script and style
     /// content, HTML entities decoded, control characters dropped, whitespace collapsed, capped.
-    static func plainText(_ raw: String, html: Bool) -> String {
+    static func plainText(_ raw: String, html: Bool, maxLength: Int = maxTitle) -> String {
         // A title longer than this is not a title; the cap also bounds the markup work below.
         let capped = raw.utf8.count > maxRawTitle ? String(decoding: raw.utf8.prefix(maxRawTitle), as: UTF8.self) : raw
         let text = html ? decodeHTMLEntities(stripTags(capped)) : capped
@@ -125,9 +134,9 @@ enum FeedParser {
             if pendingSpace { out.unicodeScalars.append(" "); pendingSpace = false; count += 1 }
             out.unicodeScalars.append(scalar)
             count += 1
-            if count >= maxTitle * 2 { break }
+            if count >= maxLength * 2 { break }
         }
-        if out.count > maxTitle { out = String(out.prefix(maxTitle - 1)) + "…" }
+        if out.count > maxLength { out = String(out.prefix(maxLength - 1)) + "…" }
         return out
     }
 
@@ -150,6 +159,9 @@ enum FeedParser {
             }
             let tag = after[..<gt].lowercased()
             rest = after[after.index(after: gt)...]
+            // Block boundaries separate words ("<p>one</p><p>two</p>"); inline tags do not.
+            let name = tag.drop { $0 == "/" }.prefix { $0.isLetter || $0.isNumber }
+            if blockTags.contains(String(name)) { out += " " }
             guard let hidden = ["script", "style"].first(where: { tag == $0 || tag.hasPrefix($0 + " ") || tag.hasPrefix($0 + "\t") || tag.hasPrefix($0 + "\n") }) else {
                 continue
             }
@@ -168,6 +180,9 @@ enum FeedParser {
         out += rest
         return out
     }
+
+    static let blockTags: Set<String> = ["p", "br", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
+                                         "tr", "td", "th", "pre", "hr", "section", "article", "header", "footer", "dd", "dt"]
 
     static let namedEntities: [String: String] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",

@@ -126,6 +126,24 @@ struct FeedParserTests {
         for entry in feed.entries { #expect(!entry.title.contains("<") && !entry.title.contains("alert")) }
     }
 
+    @Test("untitled posts (a Mastodon account's) are named by the start of their text; a permalink guid is the link")
+    func untitled() throws {
+        let mastodon = """
+            <rss version="2.0"><channel><title>Acme (@acme@social.example)</title>
+              <item><guid isPermaLink="true">https://social.example/@acme/1</guid><pubDate>Tue, 02 Dec 2025 10:00:00 +0000</pubDate>
+                <description>&lt;p&gt;We are &lt;a href="https://social.example/tags/hiring"&gt;#hiring&lt;/a&gt; in Seville!&lt;/p&gt;&lt;p&gt;\(String(repeating: "More words. ", count: 30))&lt;/p&gt;</description></item>
+              <item><guid isPermaLink="false">2</guid><description>No link here</description></item>
+            </channel></rss>
+            """
+        let feed = try FeedParser.parse(Array(mastodon.utf8))
+        #expect(feed.entries.map(\.url) == ["https://social.example/@acme/1", nil])
+        #expect(feed.entries[0].title.hasPrefix("We are #hiring in Seville! More words."))
+        #expect(feed.entries[0].title.count == FeedParser.maxExcerpt && feed.entries[0].title.hasSuffix("…"))
+        #expect(feed.entries[1].title == "No link here")
+        let atom = "<feed xmlns='http://www.w3.org/2005/Atom'><entry><id>a</id><summary type='html'>&lt;b&gt;Short&lt;/b&gt; note</summary></entry></feed>"
+        #expect(try FeedParser.parse(Array(atom.utf8)).entries.map(\.title) == ["Short note"])
+    }
+
     @Test("only the newest entries are kept, and keys repeated in one document are folded")
     func bounds() throws {
         let feed = try FeedParser.parse(Array(FeedSamples.rss(items: 45).utf8), maxEntries: 20)
