@@ -39,6 +39,7 @@ public struct CompanyModule: Module {
         let fetcher = FeedFetcher(repository: FeedRepository(store: context.store),
                                   timeout: context.configuration.duration(CompanyModule.feedTimeout),
                                   logger: context.logger) { services.resolve(HTTPClient.self) }
+        // Only this module can name the type: tests resolve it to run a round and wait for it.
         context.services.register(FeedFetcher.self, fetcher)
         return CompanyRuntime(repository: repository, feeds: fetcher.repository, fetcher: fetcher,
                               feedInterval: context.configuration.duration(CompanyModule.feedInterval),

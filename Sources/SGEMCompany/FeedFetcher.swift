@@ -22,7 +22,8 @@ final class FeedFetcher: Sendable {
     let timeout: Duration
     let logger: Logger
     private let lastRound = Mutex<Task<Void, Never>?>(nil)
-    private let wakeup = WakeSignal()
+    /// What `wake()` signals and the scheduled service waits on between rounds.
+    let wakeup = WakeSignal()
 
     init(repository: FeedRepository, timeout: Duration, logger: Logger, client: @escaping @Sendable () -> HTTPClient?) {
         self.repository = repository
@@ -177,16 +178,12 @@ struct FeedService: ModuleService {
             await fetcher.refresh()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { try? await Task.sleep(for: interval) }
-                group.addTask { await fetcher.wakeupSignal.wait() }
+                group.addTask { await fetcher.wakeup.wait() }
                 await group.next()
                 group.cancelAll()
             }
         }
     }
-}
-
-extension FeedFetcher {
-    var wakeupSignal: WakeSignal { wakeup }
 }
 
 /// A wake-up call one waiter awaits; a call made while nobody waits is kept for the next wait.

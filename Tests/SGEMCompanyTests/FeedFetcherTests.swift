@@ -171,6 +171,19 @@ struct FeedFetcherTests {
         stub.server.stop()
     }
 
+    @Test("shutdown does not wait for a hanging feed: the round is cancelled")
+    func shutdownCancelsARound() async throws {
+        let stub = try FeedStub()
+        stub.route("/hang") { _ in .hang }
+        let s = try await TestServer.start(feedTimeout: 120)
+        try await s.setFeeds([stub.url("/hang")])
+        #expect(await eventually { !stub.requests(to: "/hang").isEmpty }, "the woken fetcher asked for the feed")
+        let started = now()
+        await s.stop()
+        #expect(now() - started < 15, "stopped long before the feed's 120 s timeout")
+        stub.server.stop()
+    }
+
     @Test("replacing the list keeps the kept feeds' entries and validators and removes the others' entries")
     func replaceKeepsAndRemoves() async throws {
         let stub = try FeedStub()
