@@ -39,8 +39,10 @@ struct CompanyCommands: Sendable {
             }
             ctx.io.print("company information saved")
         })
-        commands.register(nested("company", summary: "show or change the company's information",
-                                 usage: "show [--json] | set [--name N] [--phone P] [--email E] [--website W] [--address A]", company))
+        company.register(feedsCommand())
+        commands.register(nested("company", summary: "show or change the company's information and feeds",
+                                 usage: "show [--json] | set [--name N] [--phone P] [--email E] [--website W] [--address A] | feeds [set URL… | clear]",
+                                 company))
 
         var settings = CommandRegistry(noun: "settings verb", helpHint: "admin settings --help")
         settings.register(Command("show", summary: "print the company settings", usage: "[--json]",

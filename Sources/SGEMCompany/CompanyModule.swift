@@ -27,12 +27,23 @@ public struct CompanyModule: Module {
             INSERT INTO company_settings (id) VALUES (1);
             """)
         CompanyRepository.registerMigrations(&migrations)
+        FeedRepository.registerMigrations(&migrations)
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
         let repository = CompanyRepository(store: context.store)
         context.services.register((any CompanySettingsProvider).self, repository)
-        return CompanyRuntime(repository: repository, services: context.services, logger: context.logger)
+        let services = context.services
+        // The outbound client is looked up per round: the system module publishes it, and the
+        // company module does not depend on it (tests boot company without system).
+        let fetcher = FeedFetcher(repository: FeedRepository(store: context.store),
+                                  timeout: context.configuration.duration(CompanyModule.feedTimeout),
+                                  logger: context.logger) { services.resolve(HTTPClient.self) }
+        // Only this module can name the type: tests resolve it to run a round and wait for it.
+        context.services.register(FeedFetcher.self, fetcher)
+        return CompanyRuntime(repository: repository, feeds: fetcher.repository, fetcher: fetcher,
+                              feedInterval: context.configuration.duration(CompanyModule.feedInterval),
+                              registry: context.services, logger: context.logger)
     }
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
@@ -40,15 +51,20 @@ public struct CompanyModule: Module {
     }
 }
 
-/// The company module's routes.
+/// The company module's routes and its feed fetcher.
 struct CompanyRuntime: ModuleRuntime {
     let repository: CompanyRepository
-    let services: ServiceRegistry
+    let feeds: FeedRepository
+    let fetcher: FeedFetcher
+    let feedInterval: Duration
+    let registry: ServiceRegistry
     let logger: Logger
 
+    var services: [any ModuleService] { [fetcher.service(every: feedInterval)] }
+
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        let user = routes.group("", middleware: [RequireUser(services: services)])
-        let admin = routes.group("/admin", middleware: [RequireAdmin(services: services)])
+        let user = routes.group("", middleware: [RequireUser(services: registry)])
+        let admin = routes.group("/admin", middleware: [RequireAdmin(services: registry)])
         let repository = self.repository
         let logger = self.logger
         user.get("/company", doc: RouteDoc(summary: "The company's name and contact information", tags: ["company"],
@@ -85,6 +101,7 @@ struct CompanyRuntime: ModuleRuntime {
             logger.notice("company settings changed", ["user.id": String(try context.user().id), "request.id": context.requestID])
             return .json(updated.json)
         }
+        registerFeedRoutes(user: user, admin: admin)
     }
 }
 

@@ -176,6 +176,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
         }
         guard !byTarget.isEmpty, let lookup = services.resolve((any MessageLookup).self) else { return }
         do {
+            // Switched off or not set up: nothing to do, and nothing worth a log line per message.
+            guard TranslationDesk.missing(try await desk.providerSettings()) == nil else { return }
             guard let message = try await lookup.message(job.messageID), message.chatID == job.chatID, let body = message.body else { return }
             let members = try await lookup.members(of: job.chatID, among: byTarget.values.flatMap { $0 })
             await withTaskGroup(of: Void.self) { group in

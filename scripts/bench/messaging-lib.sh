@@ -15,3 +15,29 @@ msg_count() {
   "$BENCH_PYTHON" -c 'import sqlite3,sys; c=sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5); print(c.execute(sys.argv[2]).fetchone()[0])' \
     "$1" "$2" || bench_fail "counting in $1 failed"
 }
+
+# msg_send_lua OUT TEXT: writes the wrk script that sends messages: writes.lua's counting of 201s,
+# each body TEXT followed by the run's label (given after wrk's `--`), the thread and a counter,
+# so no two bodies of a benchmark are alike, and a distinct clientId for each.
+msg_send_lua() {
+  cat >"$1" <<LUA
+dofile("$BENCH_DIR/writes.lua")
+local count_thread = setup
+local started = 0
+local counter = 0
+local run = "run"
+function setup(thread)
+  started = started + 1
+  thread:set("tid", started)
+  count_thread(thread)
+end
+function init(args)
+  run = args[1] or run
+end
+function request()
+  counter = counter + 1
+  local body = string.format('{"body":"$2 %s %d-%d","clientId":"%s-%d-%d"}', run, tid, counter, run, tid, counter)
+  return wrk.format("POST", nil, nil, body)
+end
+LUA
+}

@@ -23,28 +23,8 @@ SHIM="$BENCH_TMP/slowfsync.so"
 gcc -shared -fPIC -O2 -o "$SHIM" "$BENCH_DIR/slowfsync.c" -ldl 2>"$BENCH_TMP/gcc.txt" ||
   bench_fail "cannot build the slow-fsync shim: $(head -c 300 "$BENCH_TMP/gcc.txt" | tr '\n' ' ')"
 
-# The wrk script: writes.lua's counting of 201s, with a distinct clientId per request (the run's
-# label given after `--`, the thread number and a counter).
-cat >"$BENCH_TMP/send.lua" <<LUA
-dofile("$BENCH_DIR/writes.lua")
-local count_thread = setup
-local started = 0
-local counter = 0
-local run = "run"
-function setup(thread)
-  started = started + 1
-  thread:set("tid", started)
-  count_thread(thread)
-end
-function init(args)
-  run = args[1] or run
-end
-function request()
-  counter = counter + 1
-  local body = string.format('{"body":"bench message %d, plain text with a few words","clientId":"%s-%d-%d"}', counter, run, tid, counter)
-  return wrk.format("POST", nil, nil, body)
-end
-LUA
+# The wrk script (messaging-lib.sh): a distinct body and clientId per request.
+msg_send_lua "$BENCH_TMP/send.lua" "bench message, plain text with a few words"
 
 # measure LABEL EXTRA_ARGS...: one server, one group, warm-up, measured run; one JSON line.
 measure() {

@@ -12,7 +12,7 @@ REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 RESULTS_DIR="$REPO_ROOT/bench-results"
 PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
-BENCHMARKS=(healthz writes memory login directory holidays messaging-send messaging-read realtime-fanout realtime-idle)
+BENCHMARKS=(healthz writes memory login directory holidays messaging-send messaging-read realtime-fanout realtime-idle translation)
 
 [ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
 bin="$1"
@@ -84,7 +84,8 @@ references = [
     "messaging-send — POST /api/v1/chats/{id}/messages (bearer token, a clientId each), 64 conns, 8 s, beside the same server with `--store-write-batch 1`, on the real disk and the slow-fsync shim; messages and message.created events counted in the database;",
     "messaging-read — GET /healthz on the same server in the same run, beside history ?limit=50 on a 100,000-message chat (64 conns) and search (4 conns, 12 queries in turn) over 1,000,000 messages in 200 chats seeded through SQL (messaging-seed.py, then FTS5 'rebuild');",
     "realtime-fanout — no reference server: latency from each send's 201 to its delivery at every member, checked for loss, duplicates and strays (journal mode through --bench-module; messages mode once messaging serves POST /chats);",
-    "realtime-idle — the same server, restarted, holding the same number of idle HTTP keep-alive connections.",
+    "realtime-idle — the same server, restarted, holding the same number of idle HTTP keep-alive connections;",
+    "translation — the same 50-reader group with translation off, beside it with every reader (5 languages) in translation mode through a LibreTranslate stand-in (scripts/translate_stub.py) counting calls; 64 conns, 8 s of sends by the group's creator; calls counted after the worker drained.",
 ]
 lines += references
 # The end figure includes the benchmarks' own load; only the start says whether others were busy.

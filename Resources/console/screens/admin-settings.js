@@ -1,11 +1,13 @@
 // Admin: the company's settings in plain words (holiday allowance, working days, who may sign
 // up, default language, time zone, how many may be away at once, carrying days over), saved
-// together with PUT /admin/settings; problems show next to their field. Then translation, saved
-// on its own (PUT /admin/translation): the provider, its address, a write-only key, the time
-// limit, and a live "Test connection".
+// together with PUT /admin/settings; problems show next to their field. Then the company feeds
+// shown on Home, one address per line, with each one's last read in words. Then translation,
+// saved on its own (PUT /admin/translation): the provider, its address, a write-only key, the
+// time limit, and a live "Test connection".
 import { get, post, put } from "../api.js";
 import { t, lang } from "../i18n.js";
 import { h, field, showFieldErrors, notice, failure, when, submitForm, errorText } from "../dom.js";
+import { feedState, urlProblem } from "./feed-common.js";
 
 const languages = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
   ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
@@ -149,6 +151,64 @@ function settingsForm(settings) {
   return form;
 }
 
+/// How often, and how many times, the feed list is read again while a feed waits for its first read.
+const feedRecheckMs = 1500;
+const feedRechecks = 40;
+
+/// The company feeds: a textarea of addresses saved with PUT /admin/company/feeds, and the list
+/// of feeds with their state, read again while any waits for its first read.
+function feedsForm(initial, ctx) {
+  const textarea = h("textarea", { id: "feeds-urls", rows: 4, spellcheck: "false", autocapitalize: "none", autocomplete: "off",
+    placeholder: "https://example.com/feed.xml", value: initial.map((f) => f.url).join("\n") });
+  const urls = field(t("feed.urls"), textarea, t("feed.urlsHint"));
+  const list = h("ul.plain-list.feed-states", { id: "feeds-list", "aria-live": "polite" });
+  let timer = null;
+  let rechecks = 0;
+  const show = (feeds) => {
+    list.replaceChildren(...(feeds.length
+      ? feeds.map((f) => h("li.feed-status", { dataset: { url: f.url, status: f.status } },
+        h("span.feed-url", {}, f.title ? `${f.title} (${f.url})` : f.url), " ", feedState(f)))
+      : [h("li.muted", { id: "feeds-none" }, t("feed.none"))]));
+    clearTimeout(timer);
+    if (feeds.some((f) => f.status === "pending") && rechecks < feedRechecks) {
+      rechecks += 1;
+      timer = setTimeout(async () => {
+        if (!ctx.alive()) return;
+        try { show((await get("/admin/company/feeds")).items ?? []); } catch { /* shown at the next save */ }
+      }, feedRecheckMs);
+    }
+  };
+  show(initial);
+
+  const status = notice();
+  status.id = "feeds-status";
+  const save = h("button", { type: "submit", id: "feeds-save" }, t("feed.save"));
+  const form = h("form", { id: "feeds-form", novalidate: true },
+    h("section.card", { "aria-labelledby": "feeds-title" }, h("h2", { id: "feeds-title" }, t("feed.settingsTitle")),
+      h("p.hint", {}, t("feed.settingsIntro")), urls.wrap, list, status, h("div.actions", {}, save)));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const lines = textarea.value.split("\n").map((l) => l.trim()).filter(Boolean);
+    // The server names problems by position ("urls[2]"): show them by line.
+    const byLine = (error) => {
+      const fields = error?.fields ?? {};
+      const problems = Object.entries(fields).map(([key, problem]) => {
+        const m = /^urls\[(\d+)\]$/.exec(key);
+        return m ? t("feed.line", { n: Number(m[1]) + 1, problem: urlProblem(problem) }) : urlProblem(problem);
+      });
+      return problems.length ? { urls: problems.join(" ") } : {};
+    };
+    const sent = await submitForm({ button: save, fields: { urls }, status, problems: byLine },
+      () => put("/admin/company/feeds", { urls: lines }));
+    if (!sent.ok) return;
+    textarea.value = (sent.result.items ?? []).map((f) => f.url).join("\n");
+    rechecks = 0;
+    show(sent.result.items ?? []);
+    status.set("ok", t("feed.saved"));
+  });
+  return form;
+}
+
 const providers = ["libretranslate", "deepl", "yandex", "none"];
 
 /// The server's words about a time limit in milliseconds, in seconds for the form.
@@ -271,15 +331,15 @@ function translationForm(initial) {
 
 export async function render(root, ctx) {
   root.append(h("div.page-head", {}, h("h1", {}, t("settings.title")), h("p.muted", {}, t("settings.intro"))));
-  let settings;
+  let settings, feeds;
   try {
-    settings = await get("/admin/settings");
+    [settings, feeds] = await Promise.all([get("/admin/settings"), get("/admin/company/feeds")]);
   } catch (error) {
     if (ctx.alive()) root.append(failure(error, t("err.network")));
     return;
   }
   if (!ctx.alive()) return;
-  root.append(settingsForm(settings));
+  root.append(settingsForm(settings), feedsForm(feeds.items ?? [], ctx));
   // Translation has its own settings (and none without the translation module).
   let translation;
   try {

@@ -2,14 +2,18 @@
 // started, a short checklist of first steps (each ticked from what the server says, each linking
 // to its screen), gone once everything is done. With the holidays module: for an admin, how many
 // holiday requests wait for a decision; for everyone, their days left and their requests still
-// to come with their status. Both follow holiday.updated live.
+// to come with their status. Both follow holiday.updated live. Under the notices, the newest
+// entries of the company's feeds (its blog, its news account), and for an admin a note for each
+// feed that could not be read.
 import { get, ApiError } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, failure } from "../dom.js";
 import { summary } from "./notices.js";
 import { days, dateRange, statusBadge, today, thisYear } from "./holidays-common.js";
+import { feedEntry, reason } from "./feed-common.js";
 
 const recentCount = 5;
+const feedCount = 8;
 
 /// The admin's first steps, each {key, route, done}; failures count as "not done yet".
 async function firstSteps() {
@@ -46,11 +50,12 @@ export async function render(root, ctx) {
   const holidaySlot = h("div", { id: "home-holidays-slot" });
   root.append(checklistSlot, holidaySlot);
   const content = h("div", { id: "home-notices", "aria-busy": "true" });
-  root.append(content);
+  const feedSlot = h("div", { id: "home-feed-slot" });
+  root.append(content, feedSlot);
 
   const stepsPromise = ctx.isAdmin ? firstSteps() : Promise.resolve(null);
   const holidays = ctx.hasPage("holidays");
-  await Promise.all([loadNotices(ctx, content), holidays ? loadHolidays(ctx, holidaySlot) : null]);
+  await Promise.all([loadNotices(ctx, content), holidays ? loadHolidays(ctx, holidaySlot) : null, loadFeed(ctx, feedSlot)]);
   const steps = await stepsPromise;
   if (!ctx.alive()) return null;
   if (steps && steps.some((s) => !s.done)) checklistSlot.replaceChildren(checklist(steps));
@@ -127,4 +132,24 @@ async function loadNotices(ctx, content) {
     h("p", {}, h("a", { href: "#/notices" }, t("home.allNotices")))));
   content.replaceChildren(...sections);
   content.setAttribute("aria-busy", "false");
+}
+
+/// The company's feed under the notices: nothing when it has no entries (and, for an admin, no
+/// broken feed to mention). A failure to load it leaves Home as it is.
+async function loadFeed(ctx, slot) {
+  const quiet = (promise) => promise.catch(() => null);
+  const [feed, feeds] = await Promise.all([
+    quiet(get(`/company/feed?limit=${feedCount}`)),
+    ctx.isAdmin ? quiet(get("/admin/company/feeds")) : null,
+  ]);
+  if (!ctx.alive()) return;
+  const items = Array.isArray(feed?.items) ? feed.items : [];
+  const broken = (Array.isArray(feeds?.items) ? feeds.items : []).filter((f) => f.status === "error");
+  if (!items.length && !broken.length) { slot.replaceChildren(); return; }
+  slot.replaceChildren(h("section.card.home-feed", { id: "home-feed", "aria-labelledby": "home-feed-title" },
+    h("h2", { id: "home-feed-title" }, t("feed.title")),
+    items.length ? h("ul.feed-list", { id: "home-feed-list" }, ...items.map(feedEntry)) : null,
+    ...broken.map((f) => h("p.hint.feed-broken", { dataset: { url: f.url } },
+      t("feed.broken", { feed: f.title || f.url, why: reason(f.error) }), " ",
+      h("a", { href: "#/admin/settings" }, t("feed.toSettings"))))));
 }

@@ -1,0 +1,260 @@
+import SGEMHTTP
+import SGEMSupport
+import Testing
+@testable import SGEMCompany
+
+/// Sample documents shared by the parser and fetcher tests.
+enum FeedSamples {
+    static let rss2 = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">
+          <channel>
+            <title>Acme &amp; Co blog</title>
+            <link>https://acme.example/</link>
+            <atom:link href="https://acme.example/feed.xml" rel="self"/>
+            <item>
+              <title>Older post</title>
+              <link>https://acme.example/older</link>
+              <guid isPermaLink="false">post-1</guid>
+              <pubDate>Mon, 01 Dec 2025 09:00:00 GMT</pubDate>
+            </item>
+            <item>
+              <title><![CDATA[New <b>office</b> opens]]></title>
+              <link>/news/office</link>
+              <guid>post-2</guid>
+              <pubDate>Tue, 02 Dec 2025 10:30:00 +0100</pubDate>
+            </item>
+          </channel>
+        </rss>
+        """
+
+    static let atom = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <feed xmlns="http://www.w3.org/2005/Atom">
+          <title type="text">Acme news</title>
+          <id>urn:uuid:feed</id>
+          <entry>
+            <title type="html">Q4 &lt;em&gt;results&lt;/em&gt;</title>
+            <link rel="alternate" type="text/html" href="https://news.acme.example/q4"/>
+            <link rel="enclosure" href="https://news.acme.example/q4.pdf"/>
+            <id>urn:uuid:q4</id>
+            <updated>2025-12-03T08:00:00Z</updated>
+          </entry>
+          <entry>
+            <title>Welcome</title>
+            <link href="https://news.acme.example/welcome"/>
+            <id>urn:uuid:welcome</id>
+            <published>2025-11-30T12:00:00+02:00</published>
+          </entry>
+        </feed>
+        """
+
+    static let rss1 = """
+        <?xml version="1.0"?>
+        <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+                 xmlns:dc="http://purl.org/dc/elements/1.1/">
+          <channel rdf:about="https://rdf.example/"><title>RDF site</title><link>https://rdf.example/</link></channel>
+          <item rdf:about="https://rdf.example/a"><title>First</title><link>https://rdf.example/a</link><dc:date>2025-10-01T10:00Z</dc:date></item>
+          <item rdf:about="https://rdf.example/b"><title>Second</title><link>https://rdf.example/b</link><dc:date>2025-10-02</dc:date></item>
+        </rdf:RDF>
+        """
+
+    /// A feed whose titles and links try to run script.
+    static let hostile = """
+        <rss version="2.0"><channel><title>Evil &lt;script&gt;alert(1)&lt;/script&gt;feed</title>
+          <item><title>&lt;script&gt;alert("x")&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;Hello</title>
+            <link>javascript:alert(3)</link><guid>h1</guid></item>
+          <item><title>Data link</title><link>data:text/html,&lt;script&gt;alert(4)&lt;/script&gt;</link><guid>h2</guid></item>
+          <item><title>With user</title><link>https://user:pw@evil.example/</link><guid>h3</guid></item>
+        </channel></rss>
+        """
+
+    static func rss(items: Int, title: String = "Generated") -> String {
+        var s = "<rss version=\"2.0\"><channel><title>\(title)</title>"
+        for n in 0..<items {
+            let day = String(n % 28 + 1).leftPadded(2)
+            s += "<item><title>Item \(n)</title><link>https://gen.example/\(n)</link><pubDate>\(day) Nov 2025 10:00:00 GMT</pubDate></item>"
+        }
+        return s + "</channel></rss>"
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+@Suite("Feed parser")
+struct FeedParserTests {
+    let base = try! HTTPClientURL("https://acme.example/feed.xml")
+
+    @Test("RSS 2.0: title with entities, CDATA markup as text, relative link resolved, dated entries newest first")
+    func rss2() throws {
+        let feed = try FeedParser.parse(Array(FeedSamples.rss2.utf8), base: base)
+        #expect(feed.title == "Acme & Co blog")
+        #expect(feed.entries.map(\.title) == ["New office opens", "Older post"])
+        #expect(feed.entries.map(\.url) == ["https://acme.example/news/office", "https://acme.example/older"])
+        #expect(feed.entries.map(\.key) == ["post-2", "post-1"])
+        #expect(feed.entries[0].publishedAt?.rfc3339() == "2025-12-02T09:30:00Z")
+        #expect(feed.entries[1].publishedAt?.rfc3339() == "2025-12-01T09:00:00Z")
+    }
+
+    @Test("Atom 1.0: html titles become text, the alternate link, published or updated dates")
+    func atom() throws {
+        let feed = try FeedParser.parse(Array(FeedSamples.atom.utf8), base: base)
+        #expect(feed.title == "Acme news")
+        #expect(feed.entries.map(\.title) == ["Q4 results", "Welcome"])
+        #expect(feed.entries.map(\.url) == ["https://news.acme.example/q4", "https://news.acme.example/welcome"])
+        #expect(feed.entries.map(\.key) == ["urn:uuid:q4", "urn:uuid:welcome"])
+        #expect(feed.entries[1].publishedAt?.rfc3339() == "2025-11-30T10:00:00Z")
+    }
+
+    @Test("RSS 1.0 (RDF): items beside the channel, Dublin Core dates, rdf:about keys")
+    func rss1() throws {
+        let feed = try FeedParser.parse(Array(FeedSamples.rss1.utf8), base: nil)
+        #expect(feed.title == "RDF site")
+        #expect(feed.entries.map(\.title) == ["Second", "First"])
+        #expect(feed.entries.map(\.key) == ["https://rdf.example/b", "https://rdf.example/a"])
+        #expect(feed.entries.map { $0.publishedAt?.rfc3339() } == ["2025-10-02T00:00:00Z", "2025-10-01T10:00:00Z"])
+    }
+
+    @Test("script and markup in titles become text; javascript:, data: and user-info links are dropped")
+    func hostile() throws {
+        let feed = try FeedParser.parse(Array(FeedSamples.hostile.utf8), base: base)
+        #expect(feed.title == "Evil feed")
+        #expect(feed.entries.map(\.title) == ["Hello", "Data link", "With user"])
+        #expect(feed.entries.map(\.url) == [nil, nil, nil])
+        for entry in feed.entries { #expect(!entry.title.contains("<") && !entry.title.contains("alert")) }
+    }
+
+    @Test("untitled posts (a Mastodon account's) are named by the start of their text; a permalink guid is the link")
+    func untitled() throws {
+        let mastodon = """
+            <rss version="2.0"><channel><title>Acme (@acme@social.example)</title>
+              <item><guid isPermaLink="true">https://social.example/@acme/1</guid><pubDate>Tue, 02 Dec 2025 10:00:00 +0000</pubDate>
+                <description>&lt;p&gt;We are &lt;a href="https://social.example/tags/hiring"&gt;#hiring&lt;/a&gt; in Seville!&lt;/p&gt;&lt;p&gt;\(String(repeating: "More words. ", count: 30))&lt;/p&gt;</description></item>
+              <item><guid isPermaLink="false">2</guid><description>No link here</description></item>
+            </channel></rss>
+            """
+        let feed = try FeedParser.parse(Array(mastodon.utf8))
+        #expect(feed.entries.map(\.url) == ["https://social.example/@acme/1", nil])
+        #expect(feed.entries[0].title.hasPrefix("We are #hiring in Seville! More words."))
+        #expect(feed.entries[0].title.count == FeedParser.maxExcerpt && feed.entries[0].title.hasSuffix("…"))
+        #expect(feed.entries[1].title == "No link here")
+        let atom = "<feed xmlns='http://www.w3.org/2005/Atom'><entry><id>a</id><summary type='html'>&lt;b&gt;Short&lt;/b&gt; note</summary></entry></feed>"
+        #expect(try FeedParser.parse(Array(atom.utf8)).entries.map(\.title) == ["Short note"])
+    }
+
+    @Test("only the newest entries are kept, and keys repeated in one document are folded")
+    func bounds() throws {
+        let feed = try FeedParser.parse(Array(FeedSamples.rss(items: 45).utf8), maxEntries: 20)
+        #expect(feed.entries.count == 20)
+        let dates = feed.entries.compactMap(\.publishedAt)
+        #expect(dates == dates.sorted(by: >))
+        let repeated = "<rss><channel><item><title>A</title><guid>x</guid></item><item><title>B</title><guid>x</guid></item></channel></rss>"
+        #expect(try FeedParser.parse(Array(repeated.utf8)).entries.map(\.title) == ["A"])
+    }
+
+    @Test("whitespace is collapsed, controls dropped, long titles capped")
+    func plainText() throws {
+        #expect(FeedParser.plainText("  a\n\t b\u{7}  c \u{202E}d ", html: false) == "a b c d")
+        let long = FeedParser.plainText(String(repeating: "x", count: 5000), html: false)
+        #expect(long.count == FeedParser.maxTitle && long.hasSuffix("…"))
+        #expect(FeedParser.plainText("a &lt; b &amp;amp; <style>p{}</style><p>c</p> &eacute; &bogus;", html: true) == "a < b &amp; c é &bogus;")
+    }
+
+    @Test("links: absolute http(s) kept, relative resolved when simple, anything else dropped",
+          arguments: [
+              ("https://x.example/a?b=c#d", "https://x.example/a?b=c#d"),
+              ("HTTP://x.example/", "HTTP://x.example/"),
+              ("/path", "https://acme.example/path"),
+              ("//cdn.example/p", "https://cdn.example/p"),
+              ("relative/page.html", nil),
+              ("javascript:alert(1)", nil),
+              (" JavaScript:alert(1)", nil),
+              ("vbscript:x", nil),
+              ("ftp://x.example/", nil),
+              ("https://x.example/with space", nil),
+              ("https://a:b@x.example/", nil),
+          ] as [(String, String?)])
+    func links(_ raw: String, _ expected: String?) {
+        #expect(FeedParser.safeLink(raw, base: base) == expected)
+    }
+
+    @Test("dates in RFC 822 and RFC 3339 forms; anything else is no date",
+          arguments: [
+              ("Wed, 02 Oct 2002 13:00:00 GMT", "2002-10-02T13:00:00Z"),
+              ("Wed, 02 Oct 2002 15:00:00 +0200", "2002-10-02T13:00:00Z"),
+              ("2 Oct 2002 08:00 EST", "2002-10-02T13:00:00Z"),
+              ("Wed, 02 Oct 02 13:00:00 Z", "2002-10-02T13:00:00Z"),
+              ("2002-10-02T13:00:00Z", "2002-10-02T13:00:00Z"),
+              ("2002-10-02t15:00:00.250+02:00", "2002-10-02T13:00:00Z"),
+              ("2002-10-02", "2002-10-02T00:00:00Z"),
+              ("yesterday", nil),
+              ("31 Feb 2002 10:00:00 GMT", nil),
+              ("Wed, 02 Oct 2002 25:00:00 GMT", nil),
+              ("", nil),
+          ] as [(String, String?)])
+    func dates(_ raw: String, _ expected: String?) {
+        #expect(FeedParser.parseDate(raw)?.rfc3339() == expected)
+    }
+
+    @Test("refused documents say why in words",
+          arguments: [
+              ("<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY x \"boom\">]><rss><channel/></rss>", FeedError.Code.refused, "DOCTYPE"),
+              ("<rss><channel><title>&x;</title></channel></rss>", .malformed, "not defined"),
+              ("<rss><channel><title>Open</channel></rss>", .malformed, "does not match"),
+              ("<rss><channel>", .malformed, "ends before"),
+              ("<rss a=1/>", .malformed, "not quoted"),
+              ("<rss/><rss/>", .malformed, "more than one root"),
+              ("hello", .malformed, "does not start with an element"),
+              ("<html><body>Not a feed</body></html>", .notAFeed, "not an RSS or Atom feed"),
+              ("<x:rss><channel/></x:rss>", .malformed, "not declared"),
+              ("<rss><channel><title>&#0;</title></channel></rss>", .malformed, "not allowed"),
+              ("<rss>\u{1}</rss>", .malformed, "control character"),
+              ("<rss/>", .notAFeed, "no <channel>"),
+          ] as [(String, FeedError.Code, String)])
+    func refused(_ document: String, _ code: FeedError.Code, _ words: String) {
+        do {
+            _ = try FeedParser.parse(Array(document.utf8))
+            Issue.record("accepted \(document)")
+        } catch {
+            #expect(error.code == code)
+            #expect(error.message.contains(words), "\(error.message)")
+        }
+    }
+
+    @Test("nesting deeper than the limit and too many elements are refused, without recursion")
+    func limits() {
+        let deep = String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000)
+        #expect(throws: FeedError.self) { try FeedXML.parse(Array(deep.utf8)) }
+        do { _ = try FeedXML.parse(Array(deep.utf8)) } catch { #expect(error.message.contains("nested more than 48 deep")) }
+        let wide = "<rss>" + String(repeating: "<i/>", count: 50_000) + "</rss>"
+        do { _ = try FeedXML.parse(Array(wide.utf8)); Issue.record("accepted 50,000 elements") } catch {
+            #expect(error.message.contains("more than 40000 elements"))
+        }
+    }
+
+    @Test("pathological 2 MiB documents are read in linear time: unclosed tags in a title, text split by comments")
+    func pathological() throws {
+        let started = MonotonicClock.nanoseconds()
+        let tags = "<rss><channel><title><![CDATA[" + String(repeating: "<a", count: 1_000_000) + "]]></title></channel></rss>"
+        #expect(try FeedParser.parse(Array(tags.utf8)).title?.count == FeedParser.maxTitle)
+        let pieces = "<rss><channel><title>" + String(repeating: "x<!---->", count: 260_000) + "</title></channel></rss>"
+        #expect(try FeedParser.parse(Array(pieces.utf8)).title?.count == FeedParser.maxTitle)
+        let entities = "<rss><channel><title>" + String(repeating: "&amp;lt;b", count: 230_000) + "</title></channel></rss>"
+        #expect(try FeedParser.parse(Array(entities.utf8)).title?.hasPrefix("<b<b") == true)
+        #expect(MonotonicClock.nanoseconds() - started < 20_000_000_000, "well under the time a quadratic pass would take")
+    }
+
+    @Test("encodings: a UTF-8 BOM is fine, ISO-8859-1 is transcoded, invalid UTF-8 and UTF-16 are refused")
+    func encodings() throws {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("<rss><channel><title>BOM</title></channel></rss>".utf8)
+        #expect(try FeedParser.parse(bom).title == "BOM")
+        let latin1: [UInt8] = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><rss><channel><title>Espa".utf8) + [0xF1]
+            + Array("a</title></channel></rss>".utf8)
+        #expect(try FeedParser.parse(latin1).title == "España")
+        let broken: [UInt8] = Array("<rss><channel><title>".utf8) + [0xC3, 0x28] + Array("</title></channel></rss>".utf8)
+        #expect(throws: FeedError(.encoding, "the feed is not valid UTF-8 text")) { try FeedParser.parse(broken) }
+        #expect(throws: FeedError.self) { try FeedParser.parse([0xFF, 0xFE, 0x3C, 0x00]) }
+    }
+}

@@ -1,0 +1,35 @@
+import SGEMCore
+import SGEMStore
+import SGEMSupport
+import SGEMTestSupport
+@testable import SGEMTranslation
+import Testing
+
+@Suite("Translation: the cache's bound")
+struct CacheTests {
+    @Test("past its bound the cache drops the least recently used entries down to 90 %; under it nothing goes")
+    func eviction() async throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "test"))
+        var migrations = MigrationList()
+        TranslationRepository.registerMigrations(&migrations)
+        _ = try await store.migrate(migrations)
+        let text = String(repeating: "x", count: 840) // 1,000 bytes a row with its overhead
+        try await store.write { db in
+            for n in 0..<100 {
+                try TranslationRepository.store(key: "k\(n)", textKey: "t\(n)", provider: "deepl", target: "es",
+                                                entry: .init(source: "en", translated: text), at: Timestamp(milliseconds: Int64(n)), in: db)
+            }
+            // Used lately: the oldest entry is now the newest in use.
+            try TranslationRepository.touch("k0", at: Timestamp(milliseconds: 1_000), in: db)
+        }
+        #expect(try await TranslationRuntime.evict(store, bound: 200_000) == 0)
+        let removed = try await TranslationRuntime.evict(store, bound: 50_000)
+        let size = try await store.read { db in try TranslationRepository.size(in: db) }
+        #expect(size.bytes <= 45_000 && size.bytes > 40_000 && removed == 100 - size.entries)
+        let kept = try await store.read { db in try TranslationRepository.cached((0..<100).map { "k\($0)" }, in: db) }
+        #expect(kept["k0"] != nil && kept["k1"] == nil && kept["k99"] != nil)
+        await store.close()
+    }
+}
