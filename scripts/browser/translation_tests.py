@@ -225,12 +225,15 @@ def an_employee_translates_a_message_a_notice_and_a_whole_chat_live(ctx):
         run.wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, f'[data-notice-id="{notice["id"]}"] .notice-title a').text
                      == "[en] Comida el viernes")
 
-        # Bob has the chat open too; Eve turns on "this chat in my language".
+        # Bob (in Spanish) has the chat open too; Eve turns on "this chat in my language".
+        status, _ = bob_api.call("PATCH", "/me", {"language": "es"})
+        assert status == 200, status
         bob = ctx["browser"]()
         run.login(bob, server, "bob", run.EMPLOYEE_PASSWORD)
         bob.get(server.url + f"/#/chat?id={chat['id']}")
         run.screen(bob, "chat")
         run.wait_for(bob, lambda d: message_item(d, "¿Comemos juntos?"))
+        assert bob.find_element(By.CSS_SELECTOR, "label[for=chat-translate-on]").text == "Ver este chat en mi idioma"
         run.wait_for(bob, run.realtime_open)
         eve.get(server.url + f"/#/chat?id={chat['id']}")
         run.screen(eve, "chat")
@@ -247,6 +250,11 @@ def an_employee_translates_a_message_a_notice_and_a_whole_chat_live(ctx):
         run.wait_for(bob, lambda d: "Nos vemos mañana" in run.messages_text(d))
         assert not bob.find_elements(By.CSS_SELECTOR, "#chat-messages .msg-translated")
         assert "[en] Nos vemos mañana" not in bob.find_element(By.ID, "chat-messages").text
+        # Asked to translate his own Spanish into Spanish, Bob is told it already is.
+        click_action(bob, "Nos vemos mañana", "translate")
+        run.wait_for(bob, lambda d: message_item(d, "Nos vemos mañana").find_element(By.CSS_SELECTOR, ".translation-note").text
+                     == "Ya está en español.")
+        assert not bob.find_elements(By.CSS_SELECTOR, "#chat-messages .msg-translated")
         # "Show original" works on a chat translation too.
         click_action(eve, "[en] Nos vemos mañana", "show-original")
         run.wait_for(eve, lambda d: shown_original(d, "Nos vemos mañana"))
