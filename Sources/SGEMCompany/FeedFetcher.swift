@@ -98,7 +98,8 @@ final class FeedFetcher: Sendable {
         if let lastModified = target.lastModified { headers.add("If-Modified-Since", lastModified) }
         let response: HTTPClientResponse
         do {
-            let request = try HTTPClientRequest(url: target.url, headers: headers, timeout: timeout)
+            var request = try HTTPClientRequest(url: target.url, headers: headers, timeout: timeout)
+            request.maxResponseBytes = FeedFetcher.maxBytes
             response = try await client.send(request)
         } catch let error as HTTPClientError {
             return .failed(FeedFetcher.words(for: error))

@@ -180,7 +180,8 @@ public final class HTTPClient: Sendable {
                                                        connectTimeout: configuration.connectTimeout, deadline: deadline, handle: handle)
             }
             let (head, body) = try connection!.exchange(bytes, method: request.method, maxHeaderBytes: configuration.maxHeaderBytes,
-                                                        maxBodyBytes: configuration.maxResponseBytes, deadline: deadline, handle: handle)
+                                                        maxBodyBytes: min(configuration.maxResponseBytes, request.maxResponseBytes ?? .max),
+                                                        deadline: deadline, handle: handle)
             handle.detach()
             if !head.keepAlive { connection!.close() }
             connections.release(origin, head.keepAlive ? connection : nil)

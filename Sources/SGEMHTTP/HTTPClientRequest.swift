@@ -7,6 +7,10 @@ public struct HTTPClientRequest: Sendable {
     public var body: [UInt8]
     /// The whole call's time limit, when not the client's (e.g. a provider's admin-set timeout).
     public var timeout: Duration?
+    /// The largest response body this caller accepts, when smaller than the client's cap: reading
+    /// stops with `too_large` as soon as the answer is known to be bigger (a 2 MiB feed, a 1 MiB
+    /// provider answer).
+    public var maxResponseBytes: Int?
 
     /// A request for an already-parsed URL.
     public init(method: HTTPMethod = .GET, url: HTTPClientURL, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],

@@ -19,9 +19,10 @@ struct ProviderCall: Sendable {
     /// Sends one request and returns the provider's answer, whatever its status; client
     /// failures and oversized answers become `provider_timeout` or `provider_unavailable`.
     func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws(TranslationFailure) -> HTTPClientResponse {
-        let request: HTTPClientRequest
+        var request: HTTPClientRequest
         do {
             request = try HTTPClientRequest(method: method, url: url, headers: HTTPHeaders(headers), body: body, timeout: timeout)
+            request.maxResponseBytes = ProviderCall.maxAnswerBytes
         } catch {
             throw TranslationFailure(.providerUnavailable, "The \(name) URL is not a valid http or https address.")
         }
