@@ -42,6 +42,11 @@ public struct TranslationModule: Module {
         TranslationRepository.registerMigrations(&migrations)
     }
 
+    public func registerConsolePages(_ pages: inout ConsoleRegistry) {
+        pages.add(ConsolePage(id: "admin-translation", title: "Translation", titleES: "Traducción", route: "#/admin/translation",
+                              script: "screens/admin-translation.js", order: 130, adminOnly: true))
+    }
+
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         TranslationCommands(context: context).register(&commands)
     }

@@ -314,22 +314,22 @@ def language_is_the_browsers_before_login_and_follows_the_account_after(ctx):
     screen(d, "home")
     wait_for(d, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en")
     assert d.find_element(By.ID, "logout").text == "Log out"
-    # A section whose module has not come yet (the translation settings) says so politely.
+    # An admin screen (the translation settings) in English…
     d.get(server.url + "/#/admin/translation")
     screen(d, "admin-translation")
-    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Translation is coming soon")
-    # Spanish, chosen once in the top bar, is the account's setting from now on.
+    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Translation")
+    # …and in Spanish, chosen once in the top bar: the account's setting from now on.
     Select(d.find_element(By.ID, "lang")).select_by_value("es")
-    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Traducción llegará pronto")
+    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Traducción")
     wait_for(d, lambda d: fetch_json(d, "/api/v1/me").get("language") == "es")
     nav = [a.text for a in d.find_elements(By.CSS_SELECTOR, "#sidebar a")]
     assert nav[:8] == ["Inicio", "Directorio", "Vacaciones", "Calendario del equipo", "Avisos", "Chat", "Empresa", "Mi perfil"], nav
     assert "Usuarios" in nav and "Solicitudes de vacaciones" in nav, nav
     assert d.find_element(By.ID, "logout").text == "Cerrar sesión"
-    shot(d, ctx, "soon-es")
+    shot(d, ctx, "translation-es")
     d.refresh()
     screen(d, "admin-translation")
-    assert d.find_element(By.TAG_NAME, "h1").text == "Traducción llegará pronto"
+    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Traducción")
     # A second browser (a fresh profile, in English) logs in as the same person: Spanish.
     second = ctx["browser"]("en-US")
     second.get(server.url + "/")
@@ -1037,7 +1037,7 @@ def every_screen_passes_an_automated_accessibility_check(ctx):
         (f"#/person?id={eve['id']}", "person", "#person-card"),
         ("#/profile", "profile", "#profile-form"),
         ("#/admin/users", "admin-users", "#admin-users li"),
-        ("#/admin/translation", "admin-translation", "main .soon"),
+        ("#/admin/translation", "admin-translation", "#translation-form"),
         ("#/holidays", "holidays", "#hol-requests[aria-busy='false']"),
         ("#/calendar", "calendar", "#cal-body[aria-busy='false']"),
         ("#/admin/holidays", "admin-holidays", "#ah-list[aria-busy='false']"),

@@ -122,8 +122,8 @@ def shown_original(d, text):
 def admin_sets_libretranslate(ctx, server, stub):
     d = ctx["browser"]()
     run.login(d, server, "admin", run.ADMIN_PASSWORD)
-    d.get(server.url + "/#/admin/settings")
-    run.screen(d, "admin-settings")
+    d.get(server.url + "/#/admin/translation")
+    run.screen(d, "admin-translation")
     run.wait_for(d, lambda d: d.find_elements(By.ID, "translation-form"))
     # Not set up yet, and said so; "Off" needs no details.
     assert d.find_element(By.ID, "translation-ready").text.startswith("Not set up yet"), d.find_element(By.ID, "translation-ready").text
