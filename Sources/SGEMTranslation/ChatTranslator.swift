@@ -22,8 +22,10 @@ final class ChatTranslator: ChatTranslations, Sendable {
     /// Messages lists found untranslated, waiting for the worker (bounded: beyond it, the next
     /// look at the page asks again).
     private let queue = Mutex<(jobs: [Job], queued: Set<Job>)>(([], []))
-    /// Texts whose translation failed lately (cache key → when), not asked again for a while.
+    /// Texts whose translation failed lately (target and text → when), not asked again for a while.
     private let failed = Mutex<[String: UInt64]>([:])
+    /// chat → its readers in translation mode who are members now (see `memberReaders`).
+    private let memberReaders = Mutex<[Int64: Set<Int64>]>([:])
     private let wake: AsyncStream<Void>
     private let wakeUp: AsyncStream<Void>.Continuation
 
@@ -35,6 +37,14 @@ final class ChatTranslator: ChatTranslations, Sendable {
     struct Job: Hashable, Sendable {
         let chatID: Int64
         let messageID: Int64
+        /// The message as its event carried it; nil for a job a list queued (read when worked).
+        var message: ReadableMessage? = nil
+
+        static func == (a: Job, b: Job) -> Bool { a.chatID == b.chatID && a.messageID == b.messageID }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(chatID)
+            hasher.combine(messageID)
+        }
     }
 
     init(desk: TranslationDesk, store: Store, journal: any EventJournal, services: ServiceRegistry, logger: Logger) {
@@ -72,6 +82,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 if map[chatID]?.isEmpty == true { map.removeValue(forKey: chatID) }
             }
         }
+        memberReaders.withLock { _ = $0.removeValue(forKey: chatID) }
     }
 
     // MARK: ChatTranslations (messaging's lists)
@@ -113,7 +124,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
     // MARK: The worker
 
     /// Follows the journal from its newest event: every `message.created` or edit in a chat
-    /// with readers in translation mode becomes jobs; so does what lists queued. Runs until
+    /// with readers in translation mode becomes a job; so does what lists queued. Runs until
     /// cancelled.
     func run() async throws {
         var cursor = try await journal.lastEventID()
@@ -122,102 +133,117 @@ final class ChatTranslator: ChatTranslations, Sendable {
             for await _ in commits { wakeUp.yield() }
         }
         defer { forward.cancel() }
-        var pending: [Job] = []
         for await _ in wake {
             try Task.checkCancellation()
-            // The journal since the cursor, in batches.
             while true {
-                let batch = try await journal.events(after: cursor, limit: 256)
+                let batch = try await journal.events(after: cursor, limit: ChatTranslator.batch)
+                var jobs: [Job] = []
                 for recorded in batch {
                     cursor = recorded.id
-                    guard recorded.event.type == "message.created" || recorded.event.type == "message.updated",
-                          case let .chat(chatID) = recorded.event.audience,
-                          let id = recorded.event.data["message"]?["id"]?.numberValue,
-                          recorded.event.data["message"]?["deleted"] != .bool(true),
-                          readers.withLock({ $0[chatID]?.isEmpty == false }) else { continue }
-                    pending.append(Job(chatID: chatID, messageID: Int64(id)))
+                    if let job = job(for: recorded) { jobs.append(job) }
                 }
-                if batch.count < 256 { break }
+                jobs += queue.withLock { q -> [Job] in
+                    defer { q.jobs.removeAll(); q.queued.removeAll() }
+                    return q.jobs
+                }
+                if !jobs.isEmpty { await work(jobs) }
+                if batch.count < ChatTranslator.batch { break }
             }
-            pending += queue.withLock { q -> [Job] in
-                defer { q.jobs.removeAll(); q.queued.removeAll() }
-                return q.jobs
-            }
-            if pending.isEmpty { continue }
-            let jobs = pending
-            pending.removeAll()
-            await work(jobs)
         }
     }
 
-    /// Translates `jobs`, at most `concurrency` provider calls at a time.
+    /// Messages handled in one round: one read of the cache and one write for all of them.
+    static let batch = 64
+
+    /// The job a journal event makes: a new or edited message in a chat someone reads
+    /// translated. Membership events drop what the worker remembers of that chat's members.
+    func job(for recorded: RecordedEvent) -> Job? {
+        let event = recorded.event
+        if event.type.hasPrefix("member.") || event.type.hasPrefix("chat.") {
+            let chat = event.data["chatId"]?.numberValue ?? event.data["chat"]?["id"]?.numberValue
+            memberReaders.withLock { cache in
+                if let chat { cache.removeValue(forKey: Int64(chat)) } else { cache.removeAll() }
+            }
+            return nil
+        }
+        guard event.type == "message.created" || event.type == "message.updated", case let .chat(chatID) = event.audience,
+              let message = event.data["message"], let id = message["id"]?.numberValue,
+              readers.withLock({ $0[chatID]?.isEmpty == false }) else { return nil }
+        // The event carries the message as it was stored: no need to read it again.
+        let readable = ReadableMessage(id: Int64(id), chatID: chatID, senderID: Int64(message["senderId"]?.numberValue ?? 0),
+                                       body: message["deleted"] == .bool(true) ? nil : message["body"]?.stringValue, json: message)
+        return Job(chatID: chatID, messageID: Int64(id), message: readable)
+    }
+
+    /// Translates the messages of `jobs` for their chats' readers: each message once per target
+    /// language among readers who are members now; the translations and their events in one write.
     func work(_ jobs: [Job]) async {
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for job in jobs {
-                if running >= ChatTranslator.concurrency {
-                    await group.next()
-                    running -= 1
-                }
-                group.addTask { await self.translate(job) }
-                running += 1
-            }
-            await group.waitForAll()
-        }
-    }
-
-    /// One message for every target language among its chat's readers: each language once,
-    /// the languages side by side.
-    func translate(_ job: Job) async {
-        let byTarget = readers.withLock { map -> [String: [Int64]] in
-            var out: [String: [Int64]] = [:]
-            for (user, target) in map[job.chatID] ?? [:] { out[target, default: []].append(user) }
-            return out
-        }
-        guard !byTarget.isEmpty, let lookup = services.resolve((any MessageLookup).self) else { return }
+        guard let lookup = services.resolve((any MessageLookup).self) else { return }
         do {
             // Switched off or not set up: nothing to do, and nothing worth a log line per message.
             guard TranslationDesk.missing(try await desk.providerSettings()) == nil else { return }
-            guard let message = try await lookup.message(job.messageID), message.chatID == job.chatID, let body = message.body else { return }
-            let members = try await lookup.members(of: job.chatID, among: byTarget.values.flatMap { $0 })
-            await withTaskGroup(of: Void.self) { group in
-                for (target, users) in byTarget {
-                    let audience = users.filter { members.contains($0) }.sorted()
-                    if audience.isEmpty { continue }
-                    group.addTask { await self.deliver(message, body: body, target: target, to: audience) }
+            var items: [TranslationDesk.BatchItem] = []
+            var owners: [(message: ReadableMessage, audience: [Int64])] = []
+            let now = MonotonicClock.nanoseconds()
+            for job in jobs {
+                var found = job.message
+                if found == nil { found = try await lookup.message(job.messageID) }
+                guard let message = found, message.chatID == job.chatID, let body = message.body else { continue }
+                let members = try await memberReaders(of: job.chatID, lookup: lookup)
+                let byTarget = readers.withLock { map -> [String: [Int64]] in
+                    var out: [String: [Int64]] = [:]
+                    for (user, target) in map[job.chatID] ?? [:] where members.contains(user) { out[target, default: []].append(user) }
+                    return out
+                }
+                for (target, users) in byTarget.sorted(by: { $0.key < $1.key }) {
+                    let failureKey = "\(target)\u{0}\(body)"
+                    if let at = failed.withLock({ $0[failureKey] }), now - at < ChatTranslator.retryAfterFailure { continue }
+                    items.append(TranslationDesk.BatchItem(text: body, target: target))
+                    owners.append((message, users.sorted()))
                 }
             }
+            guard !items.isEmpty else { return }
+            let journal = self.journal
+            let recipients = owners
+            let published = desk.metrics.published
+            let (_, failures) = try await desk.translateBatch(items, concurrency: ChatTranslator.concurrency) { db, outcomes in
+                for (i, owner) in recipients.enumerated() {
+                    guard let outcome = outcomes[i], !outcome.sameLanguage else { continue }
+                    _ = try journal.append(ChatTranslator.event(owner.message, outcome, to: owner.audience), in: db)
+                    published.increment()
+                }
+            }
+            journal.didCommit()
+            if !failures.isEmpty {
+                failed.withLock { map in
+                    if map.count > 10_000 { map.removeAll() }
+                    for i in failures.keys { map["\(items[i].target)\u{0}\(items[i].text)"] = now }
+                }
+                let first = failures.values.first.map { String(describing: $0) } ?? ""
+                logger.warning("chat messages could not be translated", ["count": String(failures.count), "error": first])
+            }
         } catch {
-            logger.error("chat translation failed", ["message.id": String(job.messageID), "error": String(describing: error)])
+            logger.error("chat translation failed", ["messages": String(jobs.count), "error": String(describing: error)])
         }
     }
 
-    /// Translates `body` into `target` and records the event for `audience`, unless the text is
-    /// in that language already or failed lately.
-    func deliver(_ message: ReadableMessage, body: String, target: String, to audience: [Int64]) async {
-        let failureKey = "\(target)\u{0}\(body)"
-        let now = MonotonicClock.nanoseconds()
-        if let at = failed.withLock({ $0[failureKey] }), now - at < ChatTranslator.retryAfterFailure { return }
-        do {
-            let outcome = try await desk.translate(body, source: nil, target: target)
-            guard !outcome.sameLanguage else { return }
-            var fields = message.json.objectValue ?? []
-            fields.removeAll { $0.0 == "translation" }
-            fields.append(("translation", MessageTranslation(text: outcome.text, source: outcome.source, target: target).json))
-            let event = RealtimeEvent(type: "message.updated", audience: .chatMembers(chat: message.chatID, users: audience),
-                                      data: ["message": .object(fields)])
-            let journal = self.journal
-            _ = try await store.write { db in try journal.append(event, in: db) }
-            journal.didCommit()
-            desk.metrics.published.increment()
-        } catch {
-            failed.withLock { map in
-                if map.count > 10_000 { map.removeAll() }
-                map[failureKey] = now
-            }
-            logger.warning("a chat message could not be translated",
-                           ["message.id": String(message.id), "target": target, "error": String(describing: error)])
-        }
+    /// `message.updated` carrying the message and its translation, for `audience` only.
+    static func event(_ message: ReadableMessage, _ outcome: TranslationDesk.Outcome, to audience: [Int64]) -> RealtimeEvent {
+        var fields = message.json.objectValue ?? []
+        fields.removeAll { $0.0 == "translation" }
+        fields.append(("translation", MessageTranslation(text: outcome.text, source: outcome.source, target: outcome.target).json))
+        return RealtimeEvent(type: "message.updated", audience: .chatMembers(chat: message.chatID, users: audience),
+                             data: ["message": .object(fields)])
+    }
+
+    /// The readers of `chatID` who are members of it now, remembered until a membership event
+    /// or a reader's change concerns the chat.
+    func memberReaders(of chatID: Int64, lookup: any MessageLookup) async throws -> Set<Int64> {
+        if let known = memberReaders.withLock({ $0[chatID] }) { return known }
+        let candidates = readers.withLock { Array(($0[chatID] ?? [:]).keys) }
+        let members = try await lookup.members(of: chatID, among: candidates)
+        memberReaders.withLock { $0[chatID] = members }
+        return members
     }
 }
 

@@ -147,6 +147,96 @@ final class TranslationDesk: Sendable {
         return try await task.0.value
     }
 
+    /// One text for one language, in a batch.
+    struct BatchItem: Sendable, Hashable {
+        let text: String
+        let target: String
+    }
+
+    /// Translates `items` (source detected) the way `translate` does one — cache, same-language
+    /// shortcuts, the shield — with one read for the whole batch, each distinct text and target
+    /// sent to the provider once, at most `concurrency` calls at a time, and one write that
+    /// stores the new translations and runs `record` (the chat worker's events) in the same
+    /// transaction. Items that failed are absent from the answer; `failed` gets their indexes.
+    func translateBatch(_ items: [BatchItem], concurrency: Int,
+                        record: @escaping @Sendable (Database, [Int: Outcome]) throws -> Void) async throws
+        -> (outcomes: [Int: Outcome], failed: [Int: any Error]) {
+        let s = try await providerSettings()
+        let translator = try translator(s)
+        let provider = s.provider
+        let keys = items.map { TranslationDesk.key(provider: provider, source: "auto", target: $0.target, text: $0.text) }
+        let textKeys = items.map { TranslationDesk.key(provider: provider, source: "", target: "", text: $0.text) }
+        let (hits, known) = try await store.read { db in
+            (try TranslationRepository.cached(Array(Set(keys)), in: db), try TranslationRepository.knownSources(Array(Set(textKeys)), in: db))
+        }
+        var outcomes: [Int: Outcome] = [:]
+        var pending: [String: [Int]] = [:]
+        for (i, item) in items.enumerated() {
+            if let hit = hits[keys[i]] {
+                outcomes[i] = Outcome(text: hit.translated, source: hit.source, target: item.target, provider: provider, cached: true)
+            } else if let detected = known[textKeys[i]], detected == item.target {
+                outcomes[i] = Outcome(text: item.text, source: detected, target: item.target, provider: provider, cached: true)
+            } else if !TextShield(item.text).hasWords {
+                outcomes[i] = Outcome(text: item.text, source: item.target, target: item.target, provider: provider, cached: false)
+            } else {
+                pending[keys[i], default: []].append(i)
+            }
+        }
+        metrics.hits.increment(by: Double(outcomes.count))
+        // Each distinct text and language once, `concurrency` at a time.
+        typealias Answer = (key: String, result: Result<TranslationRepository.Entry, any Error>)
+        var answers: [String: TranslationRepository.Entry] = [:]
+        var failed: [Int: any Error] = [:]
+        let metrics = self.metrics
+        await withTaskGroup(of: Answer.self) { group in
+            var running = 0
+            func collect(_ answer: Answer) {
+                switch answer.result {
+                case let .success(entry): answers[answer.key] = entry
+                case let .failure(error): for i in pending[answer.key] ?? [] { failed[i] = error }
+                }
+            }
+            for (key, indexes) in pending {
+                if running >= concurrency, let done = await group.next() {
+                    collect(done)
+                    running -= 1
+                }
+                let item = items[indexes[0]]
+                group.addTask {
+                    let shield = TextShield(item.text)
+                    metrics.calls.increment()
+                    do {
+                        let answer = try await translator.translate(TranslationRequest(text: shield.masked, source: nil, target: item.target))
+                        let detected = TranslationDesk.languageCode(answer.source) ?? "und"
+                        let text = detected == item.target ? item.text : shield.restore(answer.text)
+                        return (key, .success(TranslationRepository.Entry(source: detected, translated: text)))
+                    } catch {
+                        metrics.failures.increment()
+                        return (key, .failure(error))
+                    }
+                }
+                running += 1
+            }
+            for await done in group { collect(done) }
+        }
+        for (key, entry) in answers {
+            for i in pending[key] ?? [] {
+                outcomes[i] = Outcome(text: entry.translated, source: entry.source, target: items[i].target, provider: provider, cached: false)
+            }
+        }
+        let fresh = answers.compactMap { key, entry in pending[key]?.first.map { (key, textKeys[$0], items[$0].target, entry) } }
+        let done = outcomes
+        let now = Timestamp.now()
+        guard !fresh.isEmpty || !done.isEmpty else { return (outcomes, failed) }
+        try await store.write { db in
+            for (key, textKey, target, entry) in fresh {
+                try TranslationRepository.store(key: key, textKey: textKey, provider: provider, target: target, entry: entry, at: now, in: db)
+            }
+            try record(db, done)
+        }
+        return (outcomes, failed)
+    }
+
     /// The cached translations of `texts` into `target` (detected source), by text; texts not
     /// cached are absent. Rows that say "already in the target language" come back as such.
     func cachedTranslations(of texts: [String], target: String) async throws -> (provider: String, found: [String: Outcome])? {

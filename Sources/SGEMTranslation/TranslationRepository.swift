@@ -67,6 +67,20 @@ enum TranslationRepository {
         try db.queryOne("SELECT source FROM translation_cache WHERE text_key = ? LIMIT 1", textKey)?.string(at: 0)
     }
 
+    /// The detected language of each of `textKeys` that some call detected, in one statement per 500.
+    static func knownSources(_ textKeys: [String], in db: Database) throws -> [String: String] {
+        var out: [String: String] = [:]
+        for start in stride(from: 0, to: textKeys.count, by: 500) {
+            let chunk = Array(textKeys[start..<min(start + 500, textKeys.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try db.query("SELECT text_key, source FROM translation_cache WHERE text_key IN (\(marks))", bindings: chunk) {
+                guard let key = row.string(at: 0), let source = row.string(at: 1) else { continue }
+                out[key] = source
+            }
+        }
+        return out
+    }
+
     static func store(key: String, textKey: String, provider: String, target: String, entry: Entry, at time: Timestamp,
                       in db: Database) throws {
         let bytes = entry.translated.utf8.count + 160

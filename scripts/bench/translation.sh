@@ -6,6 +6,7 @@
 # calls), so sending must not wait on it. After the measured run the worker is given time to
 # drain; the stub's call count divided by the messages sent must be the number of distinct
 # languages (5), not the number of readers (50).
+# The server is pinned to CPU 0, wrk and the stand-in to CPU 1 (a real provider is elsewhere).
 # Targets: send rate and p99 within 10 % of the chat without translation; 5 calls per message.
 #
 # usage: scripts/bench/translation.sh [PATH_TO_RELEASE_BINARY]   (default .build/release/sgem-server)
@@ -20,11 +21,15 @@ DURATION="${BENCH_DURATION:-8}"
 WARMUP=2
 CONNECTIONS=64
 DRAIN_LIMIT="${BENCH_DRAIN_LIMIT:-600}"
+# The server on one CPU, wrk and the provider's stand-in on the other: a real provider runs on
+# another machine, so its work must not be charged to the server's sends.
+SERVER_CPU=0
+CLIENT_CPU=1
 
 msg_send_lua "$BENCH_TMP/send.lua" "Good morning everyone, this is a message about the plan"
 
 # The LibreTranslate stand-in, its port announced on its first line.
-"$BENCH_PYTHON" "$BENCH_DIR/../translate_stub.py" --detected en >"$BENCH_TMP/stub.log" 2>&1 &
+taskset -c "$CLIENT_CPU" "$BENCH_PYTHON" "$BENCH_DIR/../translate_stub.py" --detected en >"$BENCH_TMP/stub.log" 2>&1 &
 STUB_PID=$!
 bench_track "$STUB_PID"
 for _ in $(seq 100); do grep -q "listening on" "$BENCH_TMP/stub.log" && break; sleep 0.1; done
@@ -35,7 +40,7 @@ stub_calls() { curl -fsS --max-time 5 "$STUB_URL/_stats" | "$BENCH_PYTHON" -c 'i
 # measure LABEL [--translated]: one server, 50 readers, one group, warm-up, measured run, drain.
 measure() {
   local label="$1" mode="${2:-}"
-  bench_start_sgem "$label" "" -- --password-hash-log-n 10 --translation-per-minute 100000
+  bench_start_sgem "$label" "$SERVER_CPU" -- --password-hash-log-n 10 --translation-per-minute 100000
   local data="$BENCH_TMP/data-$label" base="http://127.0.0.1:$SGEM_PORT" token chat
   msg_admin "$data"
   "$BENCH_BIN" admin translation set url "$STUB_URL" --data-dir "$data" --log-level warning >/dev/null ||
@@ -44,7 +49,7 @@ measure() {
   chat="$("$BENCH_PYTHON" "$BENCH_DIR/translation_seed.py" "$base" "$token" $mode)" || bench_fail "seeding failed ($label)"
   local url="$base/api/v1/chats/$chat/messages" wrk_args=(-t1 -c"$CONNECTIONS" --timeout 10s -s "$BENCH_TMP/send.lua"
     -H "Authorization: Bearer $token" -H 'Content-Type: application/json')
-  bench_wrk "$BENCH_TMP/warm-$label.txt" wrk "${wrk_args[@]}" -d"${WARMUP}s" "$url" -- "warm$label" >/dev/null
+  bench_wrk "$BENCH_TMP/warm-$label.txt" taskset -c "$CLIENT_CPU" wrk "${wrk_args[@]}" -d"${WARMUP}s" "$url" -- "warm$label" >/dev/null
   bench_check_alive "$SGEM_PID" "$label" "$SGEM_LOG"
   # The warm-up's translations drain before the measured run starts, so both runs begin idle.
   local last=-1 calls waited=0
@@ -54,10 +59,11 @@ measure() {
     last="$calls"; sleep 2; waited=$((waited + 2))
     [ "$waited" -ge "$DRAIN_LIMIT" ] && bench_fail "the warm-up's translations did not drain in ${DRAIN_LIMIT}s"
   done
-  local db="$data/sgem.db" before calls_before result after
+  local db="$data/sgem.db" before calls_before result after events_before
   before="$(msg_count "$db" "SELECT COUNT(*) FROM messaging_messages")"
   calls_before="$(stub_calls)"
-  result="$(bench_wrk "$BENCH_TMP/wrk-$label.txt" wrk "${wrk_args[@]}" -d"${DURATION}s" --latency "$url" -- "run$label")"
+  events_before="$(msg_count "$db" "SELECT COUNT(*) FROM system_events WHERE audience_kind = 'chat_users'")"
+  result="$(bench_wrk "$BENCH_TMP/wrk-$label.txt" taskset -c "$CLIENT_CPU" wrk "${wrk_args[@]}" -d"${DURATION}s" --latency "$url" -- "run$label")"
   bench_check_alive "$SGEM_PID" "$label" "$SGEM_LOG"
   sleep 0.5
   after="$(msg_count "$db" "SELECT COUNT(*) FROM messaging_messages")"
@@ -72,7 +78,7 @@ measure() {
   done
   drained="$("$BENCH_PYTHON" -c "import sys,time; print(round(time.time() - float(sys.argv[1]) - 2, 1))" "$started")"
   local events log_errors
-  events="$(msg_count "$db" "SELECT COUNT(*) FROM system_events WHERE type = 'message.updated' AND audience_kind = 'chat_users'")"
+  events="$(( $(msg_count "$db" "SELECT COUNT(*) FROM system_events WHERE audience_kind = 'chat_users'") - events_before ))"
   log_errors="$(grep -ciE 'level=(error|critical)' "$SGEM_LOG" || true)"
   bench_stop_sgem "$SGEM_PID" "$label" "$SGEM_LOG"
   echo "{\"label\":\"$label\",\"stored\":$((after - before)),\"calls\":$((calls_after - calls_before)),\"translation_events\":$events,\"drain_s\":$drained,\"log_error_lines\":$log_errors,\"wrk\":$result}"

@@ -7,6 +7,8 @@ usage: translation_seed.py BASE_URL ADMIN_TOKEN [--translated]
 """
 import json
 import sys
+import time
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,12 +18,19 @@ PASSWORD = "bench reader password"
 
 
 def call(base, method, path, token, body=None):
-    request = urllib.request.Request(base + "/api/v1" + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json", **({"Authorization": "Bearer " + token} if token else {})})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        raw = response.read()
-        return json.loads(raw) if raw else None
+    """One API call; a 503 `busy` (the password-hashing queue, at logins) is retried after its Retry-After."""
+    for attempt in range(20):
+        request = urllib.request.Request(base + "/api/v1" + path, method=method,
+                                         data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json", **({"Authorization": "Bearer " + token} if token else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                return json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            if error.code != 503 or attempt == 19:
+                raise
+            time.sleep(float(error.headers.get("Retry-After") or 1))
 
 
 def main():
@@ -36,7 +45,7 @@ def main():
         token = call(base, "POST", "/auth/login", None, {"login": name, "password": PASSWORD})["token"]
         return created["user"]["id"], token
 
-    with ThreadPoolExecutor(8) as pool:
+    with ThreadPoolExecutor(4) as pool:
         readers = list(pool.map(reader, range(READERS)))
     chat = call(base, "POST", "/chats", admin, {"name": "Everyone", "memberIds": [uid for uid, _ in readers]})["id"]
     if translated:
