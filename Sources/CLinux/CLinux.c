@@ -12,6 +12,8 @@
 #include <string.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 const uint32_t SGEM_EPOLLIN = EPOLLIN;
 const uint32_t SGEM_EPOLLOUT = EPOLLOUT;
@@ -104,4 +106,8 @@ void sgem_set_thread_name(const char *name) {
     strncpy(buf, name, sizeof buf - 1);
     buf[sizeof buf - 1] = 0;
     pthread_setname_np(pthread_self(), buf);
+}
+
+int sgem_set_thread_niceness(int niceness) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), niceness);
 }

@@ -22,6 +22,23 @@ public enum EventAudience: Sendable, Equatable {
     /// changes, judged by the reader's current role.
     case userAndAdmins(Int64)
 
+    /// The audiences' kinds, for readers that filter on them.
+    public enum Kind: String, Sendable, CaseIterable {
+        case everyone, user, admins, chat, users, chatMembers, userAndAdmins
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .everyone: .everyone
+        case .user: .user
+        case .admins: .admins
+        case .chat: .chat
+        case .users: .users
+        case .chatMembers: .chatMembers
+        case .userAndAdmins: .userAndAdmins
+        }
+    }
+
     /// Whether judging this audience needs the reader's current chats.
     public var needsChats: Bool {
         switch self {
@@ -44,6 +61,14 @@ public enum EventAudience: Sendable, Equatable {
 public protocol ChatAccess: Sendable {
     /// The ids of the chats `userID` is a member of now.
     func chatIDs(of userID: Int64) async throws -> Set<Int64>
+}
+
+extension EventJournal {
+    public func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
+        -> (events: [RecordedEvent], scannedTo: Int64) {
+        let all = try await events(after: after, limit: limit)
+        return (all.filter { types.contains($0.event.type) && audiences.contains($0.event.audience.kind) }, all.last?.id ?? after)
+    }
 }
 
 /// One event of the realtime stream (`message.created`, `notice.created`, …) as a module records it.
@@ -88,6 +113,13 @@ public protocol EventJournal: Sendable {
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64
     /// Events with id greater than `after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent]
+    /// Of the next `limit` events after `after`, those whose type is in `types` and audience of
+    /// one of the kinds in `audiences`, oldest first,
+    /// and the id of the last event looked at (`after` when there were none): a reader that
+    /// needs a few kinds of events (the translation worker) moves its cursor there without
+    /// decoding the rest.
+    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
+        -> (events: [RecordedEvent], scannedTo: Int64)
     /// The id of the newest recorded event; 0 when none was ever recorded.
     func lastEventID() async throws -> Int64
     /// The newest id that retention removed (0 when none was): a reader whose cursor is below

@@ -1,3 +1,4 @@
+import CLinux
 /// A fixed set of dedicated threads for blocking work (password hashing, file I/O), so that it
 /// never occupies Swift's cooperative pool. Callers await the result through one continuation.
 public final class BlockingPool: Sendable {
@@ -7,12 +8,15 @@ public final class BlockingPool: Sendable {
 
     /// Starts `threads` dedicated threads named `sgem-<name>`. Traps if none can be started:
     /// the pools are created at start-up, where carrying on without them would be worse.
-    public init(name: String, threads: Int) {
+    /// - Parameter niceness: the threads' nice value (0 normal, up to 19 lowest): background
+    ///   work that must never slow what people wait for.
+    public init(name: String, threads: Int, niceness: Int32 = 0) {
         self.name = name
         self.threadCount = max(1, threads)
         for _ in 0..<threadCount {
             do {
                 try queue.startWorker(name: "sgem-" + name) { [queue] in
+                    if niceness != 0 { lowerThreadPriority(niceness) }
                     while let jobs = queue.take(limit: 1) {
                         for job in jobs { job() }
                     }
@@ -52,4 +56,28 @@ public struct BlockingPoolStopped: Error, CustomStringConvertible {
     /// The error for work handed to the pool named `name`.
     public init(name: String) { self.name = name }
     public var description: String { "the \(name) pool is shut down" }
+}
+
+/// Sets the calling thread's nice value (Linux schedules threads, so this concerns it alone).
+public func lowerThreadPriority(_ niceness: Int32) {
+    _ = sgem_set_thread_niceness(niceness)
+}
+
+/// A task executor on dedicated low-priority threads: tasks that prefer it (`withTaskExecutorPreference`)
+/// run their code there, so background work such as translating chats takes CPU only when
+/// requests do not need it. Awaited calls into other pools (the store, the HTTP client) run there.
+public final class BackgroundExecutor: TaskExecutor, @unchecked Sendable {
+    private let pool: BlockingPool
+
+    public init(name: String, threads: Int = 1, niceness: Int32 = 10) {
+        pool = BlockingPool(name: name, threads: threads, niceness: niceness)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        _ = pool.execute { job.runSynchronously(on: executor) }
+    }
+
+    public func shutdown() { pool.shutdown() }
 }

@@ -68,6 +68,23 @@ struct JournalRepository: Sendable {
             """, after, limit).compactMap(JournalRepository.event)
     }
 
+    /// Of the next `limit` events after `after`, those of `types`, and the last id looked at.
+    static func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>,
+                       in db: Database) throws -> ([RecordedEvent], Int64) {
+        guard let end = try db.queryOne("""
+            SELECT MAX(id) AS id FROM (SELECT id FROM system_events WHERE id > ? ORDER BY id LIMIT ?)
+            """, after, limit)?.int64("id") else { return ([], after) }
+        guard !types.isEmpty, !audiences.isEmpty else { return ([], end) }
+        let sorted = types.sorted()
+        let kinds = audiences.map(JournalRepository.kindName).sorted()
+        func marks(_ n: Int) -> String { Array(repeating: "?", count: n).joined(separator: ", ") }
+        let rows = try db.query("""
+            SELECT id, type, audience_kind, audience_id, audience_users, data, created_at FROM system_events
+            WHERE id > ? AND id <= ? AND type IN (\(marks(sorted.count))) AND audience_kind IN (\(marks(kinds.count))) ORDER BY id
+            """, bindings: [after, end] + sorted + kinds)
+        return (rows.compactMap(JournalRepository.event), end)
+    }
+
     /// The newest id ever handed out (sqlite_sequence survives deletes), 0 before the first event.
     static func lastID(in db: Database) throws -> Int64 {
         let handedOut = try db.queryOne("SELECT seq FROM sqlite_sequence WHERE name = 'system_events'")?.int64("seq") ?? 0
@@ -93,6 +110,19 @@ struct JournalRepository: Sendable {
             DELETE FROM system_events WHERE id IN (SELECT id FROM system_events WHERE id <= ? ORDER BY id LIMIT ?)
             """, newest, limit)
         return db.changes
+    }
+
+    /// An audience kind's stored name.
+    static func kindName(_ kind: EventAudience.Kind) -> String {
+        switch kind {
+        case .everyone: "everyone"
+        case .user: "user"
+        case .admins: "admins"
+        case .chat: "chat"
+        case .users: "users"
+        case .chatMembers: "chat_users"
+        case .userAndAdmins: "user_admins"
+        }
     }
 
     /// The audience as stored: its kind, the one id of `user`/`chat`, the comma-separated ids of `users`.

@@ -25,6 +25,16 @@ final class StoredEventJournal: EventJournal {
         return try await store().read { db in try JournalRepository.events(after: after, limit: bounded, in: db) }
     }
 
+    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
+        -> (events: [RecordedEvent], scannedTo: Int64) {
+        let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
+        guard bounded > 0 else { return ([], after) }
+        let (events, end) = try await store().read { db in
+            try JournalRepository.events(after: after, limit: bounded, types: types, audiences: audiences, in: db)
+        }
+        return (events, end)
+    }
+
     func lastEventID() async throws -> Int64 {
         try await store().read { db in try JournalRepository.lastID(in: db) }
     }

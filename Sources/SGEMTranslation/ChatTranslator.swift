@@ -136,24 +136,33 @@ final class ChatTranslator: ChatTranslations, Sendable {
         for await _ in wake {
             try Task.checkCancellation()
             while true {
-                let batch = try await journal.events(after: cursor, limit: ChatTranslator.batch)
+                // Only what concerns the worker is decoded: messages in chats, membership changes.
+                let window = try await journal.events(after: cursor, limit: ChatTranslator.window, types: ChatTranslator.types,
+                                                      audiences: [.chat, .users])
                 var jobs: [Job] = []
-                for recorded in batch {
-                    cursor = recorded.id
+                for recorded in window.events {
                     if let job = job(for: recorded) { jobs.append(job) }
                 }
+                let moved = window.scannedTo != cursor
+                cursor = window.scannedTo
                 jobs += queue.withLock { q -> [Job] in
                     defer { q.jobs.removeAll(); q.queued.removeAll() }
                     return q.jobs
                 }
-                if !jobs.isEmpty { await work(jobs) }
-                if batch.count < ChatTranslator.batch { break }
+                for start in stride(from: 0, to: jobs.count, by: ChatTranslator.batch) {
+                    await work(Array(jobs[start..<min(start + ChatTranslator.batch, jobs.count)]))
+                }
+                if !moved { break }
             }
         }
     }
 
     /// Messages handled in one round: one read of the cache and one write for all of them.
     static let batch = 64
+    /// Events looked at per read of the journal.
+    static let window = 512
+    static let types: Set<String> = ["message.created", "message.updated", "member.added", "member.removed", "chat.created",
+                                     "chat.updated", "chat.deleted"]
 
     /// The job a journal event makes: a new or edited message in a chat someone reads
     /// translated. Membership events drop what the worker remembers of that chat's members.
@@ -250,6 +259,9 @@ final class ChatTranslator: ChatTranslations, Sendable {
 /// The worker as a module service.
 struct ChatTranslationService: ModuleService {
     let translator: ChatTranslator
+    let executor: BackgroundExecutor
     var name: String { "translation.chats" }
-    func run() async throws { try await translator.run() }
+    func run() async throws {
+        try await withTaskExecutorPreference(executor) { try await translator.run() }
+    }
 }

@@ -24,6 +24,8 @@ final class TranslationDesk: Sendable {
     let store: Store
     let settings: any RuntimeSettings
     let client: HTTPClient?
+    /// The client of background work (the chat worker): its threads run at a lower priority.
+    let backgroundClient: HTTPClient?
     let logger: Logger
     let metrics: TranslationMetrics
     /// Calls under way, by cache key: a second caller for the same text waits for the first.
@@ -34,10 +36,12 @@ final class TranslationDesk: Sendable {
     /// The languages of the configured provider, asked once an hour.
     private let languageList = Mutex<(settings: ProviderSettings, at: UInt64, list: [TranslationLanguage])?>(nil)
 
-    init(store: Store, settings: any RuntimeSettings, client: HTTPClient?, logger: Logger, metrics: TranslationMetrics) {
+    init(store: Store, settings: any RuntimeSettings, client: HTTPClient?, backgroundClient: HTTPClient? = nil, logger: Logger,
+         metrics: TranslationMetrics) {
         self.store = store
         self.settings = settings
         self.client = client
+        self.backgroundClient = backgroundClient
         self.logger = logger
         self.metrics = metrics
     }
@@ -80,9 +84,11 @@ final class TranslationDesk: Sendable {
     }
 
     /// The translator for `s`; `translation_disabled` when it is not usable.
-    func translator(_ s: ProviderSettings) throws(TranslationFailure) -> any Translator {
+    func translator(_ s: ProviderSettings, background: Bool = false) throws(TranslationFailure) -> any Translator {
         if let problem = TranslationDesk.missing(s) { throw TranslationFailure(.translationDisabled, problem) }
-        guard let client else { throw TranslationFailure(.providerUnavailable, "The server has no outbound HTTP client.") }
+        guard let client = background ? backgroundClient ?? client : client else {
+            throw TranslationFailure(.providerUnavailable, "The server has no outbound HTTP client.")
+        }
         return Providers.translator(for: s, client: client)
     }
 
@@ -162,7 +168,7 @@ final class TranslationDesk: Sendable {
                         record: @escaping @Sendable (Database, [Int: Outcome]) throws -> Void) async throws
         -> (outcomes: [Int: Outcome], failed: [Int: any Error]) {
         let s = try await providerSettings()
-        let translator = try translator(s)
+        let translator = try translator(s, background: true)
         let provider = s.provider
         let keys = items.map { TranslationDesk.key(provider: provider, source: "auto", target: $0.target, text: $0.text) }
         let textKeys = items.map { TranslationDesk.key(provider: provider, source: "", target: "", text: $0.text) }

@@ -57,7 +57,17 @@ public struct TranslationModule: Module {
             throw TranslationError(message: "module 'translation' needs the runtime settings and event journal of module 'system'")
         }
         let metrics = TranslationMetrics(context.metrics)
-        let desk = TranslationDesk(store: context.store, settings: settings, client: context.services.resolve(HTTPClient.self),
+        // The chat worker's calls go through a client of its own whose threads, like the
+        // worker's, run at a lower priority: translating never slows sending.
+        let shared = context.services.resolve(HTTPClient.self)
+        var background: HTTPClient?
+        if let shared {
+            var configuration = shared.configuration
+            configuration.niceness = TranslationModule.backgroundNiceness
+            configuration.threads = 2
+            background = try HTTPClient(configuration: configuration)
+        }
+        let desk = TranslationDesk(store: context.store, settings: settings, client: shared, backgroundClient: background,
                                    logger: context.logger, metrics: metrics)
         let chats = ChatTranslator(desk: desk, store: context.store, journal: journal, services: context.services, logger: context.logger)
         try await chats.load()
@@ -65,8 +75,12 @@ public struct TranslationModule: Module {
         let megabytes = context.configuration.int(TranslationModule.cacheMegabytes)
         let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute))
         return TranslationRuntime(desk: desk, chats: chats, registry: context.services, limiter: limiter,
-                                  cacheBytes: megabytes * 1024 * 1024, logger: context.logger)
+                                  cacheBytes: megabytes * 1024 * 1024, logger: context.logger,
+                                  executor: BackgroundExecutor(name: "translation", niceness: TranslationModule.backgroundNiceness))
     }
+
+    /// The nice value of the chat worker's threads (0 normal, 19 lowest).
+    static let backgroundNiceness: Int32 = 10
 }
 
 struct TranslationRuntime: ModuleRuntime {
@@ -76,6 +90,13 @@ struct TranslationRuntime: ModuleRuntime {
     let limiter: TranslationLimiter
     let cacheBytes: Int
     let logger: Logger
+    /// The chat worker's low-priority thread.
+    let executor: BackgroundExecutor
+
+    func shutdown() async {
+        desk.backgroundClient?.shutdown()
+        executor.shutdown()
+    }
 
     static let evictionInterval: Duration = .seconds(300)
 
@@ -86,7 +107,7 @@ struct TranslationRuntime: ModuleRuntime {
     var services: [any ModuleService] {
         let (store, bound) = (desk.store, cacheBytes)
         return [
-            ChatTranslationService(translator: chats),
+            ChatTranslationService(translator: chats, executor: executor),
             PeriodicJob(name: "translation.cache", every: TranslationRuntime.evictionInterval, logger: logger) {
                 _ = try await TranslationRuntime.evict(store, bound: bound)
             },

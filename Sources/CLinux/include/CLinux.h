@@ -49,6 +49,9 @@ long long sgem_resident_bytes(void);
 int sgem_open_fd_count(void);
 /* Names the calling thread (at most 15 bytes are kept), so `top -H` and debuggers show what it is. */
 void sgem_set_thread_name(const char *name);
+
+/// Sets the calling thread's nice value (Linux schedules threads one by one); 0 on success.
+int sgem_set_thread_niceness(int niceness);
 /* Monotonic clock in nanoseconds. */
 uint64_t sgem_monotonic_ns(void);
 #endif
