@@ -181,7 +181,21 @@ final class RealtimeHub: Sendable {
     /// Delivers every event after the cursor, batch by batch.
     func drain() async throws {
         while true {
-            let cursor = state.withLock { $0.cursor }
+            let (cursor, idle) = state.withLock { ($0.cursor, $0.subscribers.isEmpty) }
+            if idle {
+                // Nobody is connected: move past what was recorded without decoding it. A socket
+                // that subscribes meanwhile replays from its own `since`.
+                let skipped = try await journal.events(after: cursor, limit: limits.batch, types: [], audiences: [])
+                let moved = state.withLock { s -> Bool in
+                    guard s.subscribers.isEmpty, s.cursor == cursor else { return false }
+                    s.cursor = skipped.scannedTo
+                    s.chats.removeAll()
+                    return true
+                }
+                if !moved { continue }
+                if skipped.scannedTo == cursor { return }
+                continue
+            }
             let batch = try await journal.events(after: cursor, limit: limits.batch)
             guard !batch.isEmpty else { return }
             var admins: Set<Int64>?

@@ -24,6 +24,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
     private let queue = Mutex<(jobs: [Job], queued: Set<Job>)>(([], []))
     /// Texts whose translation failed lately (target and text → when), not asked again for a while.
     private let failed = Mutex<[String: UInt64]>([:])
+    /// The id of the last journal event the worker has looked at (for tests and metrics).
+    let progress = Atomic<Int64>(0)
     /// chat → its readers in translation mode who are members now (see `memberReaders`).
     private let memberReaders = Mutex<[Int64: Set<Int64>]>([:])
     private let wake: AsyncStream<Void>
@@ -152,13 +154,14 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 for start in stride(from: 0, to: jobs.count, by: ChatTranslator.batch) {
                     await work(Array(jobs[start..<min(start + ChatTranslator.batch, jobs.count)]))
                 }
+                progress.store(cursor, ordering: .releasing)
                 if !moved { break }
             }
         }
     }
 
     /// Messages handled in one round: one read of the cache and one write for all of them.
-    static let batch = 64
+    static let batch = 16
     /// Events looked at per read of the journal.
     static let window = 512
     static let types: Set<String> = ["message.created", "message.updated", "member.added", "member.removed", "chat.created",

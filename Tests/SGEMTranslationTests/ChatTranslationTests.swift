@@ -146,6 +146,10 @@ struct ChatTranslationTests {
             let chat = try await group(o, ["boss", "ana"])
             for n in 1...3 { try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": .string("Message number \(n)")]) }
             #expect(stub.requestCount == 0)
+            // The worker has looked at the messages' events (nobody read the chat translated then).
+            let worker = try #require(o.services.resolve((any ChatTranslations).self) as? ChatTranslator)
+            let sent = try await o.journal().lastEventID()
+            #expect(await eventually { worker.progress.load(ordering: .acquiring) >= sent })
             try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true, "target": "it"])
             let first = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
             #expect(first["items"]?.arrayValue?.allSatisfy { $0["translation"] == nil } == true)
