@@ -79,12 +79,13 @@ public final class StubListener: Sendable {
 
     /// Closes the listener and every open connection; later connections are refused.
     public func stop() {
-        let open = state.withLock { s -> Set<Int32> in
+        // Under the lock: `finish` forgets a connection (under it too) before closing it, so
+        // every number in `open` is still this stub's socket here, never one reused by another test.
+        state.withLock { s in
             s.stopped = true
-            return s.open
+            for fd in s.open { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
         _ = Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        for fd in open { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop(name: String, serve: @escaping @Sendable (Int32) -> Void) {
