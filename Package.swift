@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SGEMTestSupport", dependencies: ["COpenSSL", "SGEMSupport", "SGEMShell", "SGEMApp"], path: "Tests/SGEMTestSupport"),
         .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "SGEMSupportTests", dependencies: ["SGEMSupport"]),
-        .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMHTTP", "SGEMSupport", "CLinux"]),
+        .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMTestSupport", "SGEMHTTP", "SGEMSupport", "CLinux"]),
         .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMShellTests", dependencies: ["SGEMShell", "SGEMSupport"]),
         .testTarget(name: "SGEMSystemTests", dependencies: ["SGEMTestSupport", "SGEMSystem", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport"]),

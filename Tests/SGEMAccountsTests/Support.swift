@@ -20,23 +20,6 @@ func testSettings(_ dir: TempDir) -> [String: String] {
 
 let adminPassword = "correct horse battery"
 
-/// `sgem-server admin …` in-process on `dir`; returns the exit code and the captured I/O.
-@discardableResult
-func admin(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (code: Int32, io: MemoryIO) {
-    let io = MemoryIO(input: input)
-    let code = await Application.main(["admin"] + words + ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"],
-                                      environment: [:], io: io, configureLogging: false)
-    return (code, io)
-}
-
-/// `sgem-server migrate` in-process: creates the database that admin verbs refuse to create.
-func createDatabase(_ dir: TempDir) async throws {
-    let io = MemoryIO()
-    let code = await Application.main(["migrate", "--data-dir", dir.path, "--log-level", "error"], environment: [:], io: io,
-                                      configureLogging: false)
-    guard code == 0 else { throw TestFailure("migrate failed: \(io.errors)") }
-}
-
 /// A full server (every module) started in-process on a fresh data directory with one admin,
 /// `boss`, whose password is `adminPassword`.
 final class TestServer: Sendable {

@@ -7,9 +7,9 @@ import Testing
 struct FeedAPITests {
     @Test("PUT checks every URL: 422 with details.fields; duplicates are folded, order kept")
     func validation() async throws {
-        let s = try await TestServer.start()
+        let s = try await Office.startForFeeds()
         func put(_ body: JSONValue) async throws -> WireResponse {
-            try await s.call("PUT", "/api/v1/admin/company/feeds", token: s.boss.token, json: body)
+            try await s.call("PUT", "/admin/company/feeds", as: "boss", body)
         }
         let cases: [(JSONValue, String, String)] = [
             (["urls": .string("https://a.example/feed")], "urls", "must be a list of feed addresses"),
@@ -43,16 +43,16 @@ struct FeedAPITests {
 
     @Test("employees get 403 on the admin routes, anonymous callers 401; limit is checked")
     func access() async throws {
-        let s = try await TestServer.start()
-        #expect(try await s.call("GET", "/api/v1/admin/company/feeds", token: s.ana.token).status == 403)
-        #expect(try await s.call("PUT", "/api/v1/admin/company/feeds", token: s.ana.token, json: ["urls": []]).status == 403)
-        #expect(try await s.call("GET", "/api/v1/company/feed").status == 401)
+        let s = try await Office.startForFeeds()
+        #expect(try await s.call("GET", "/admin/company/feeds", as: "ana").status == 403)
+        #expect(try await s.call("PUT", "/admin/company/feeds", as: "ana", ["urls": []]).status == 403)
+        #expect(try await s.call("GET", "/company/feed", as: "").status == 401)
         #expect(try await s.feedItems().isEmpty, "no feeds, no entries")
         for bad in ["0", "51", "ten", "-1"] {
-            let r = try await s.call("GET", "/api/v1/company/feed?limit=\(bad)", token: s.ana.token)
+            let r = try await s.call("GET", "/company/feed?limit=\(bad)", as: "ana")
             #expect(r.status == 422 && (try? r.json()["error"]?["details"]?["fields"]?["limit"]) != nil, "limit=\(bad)")
         }
-        #expect(try await s.call("GET", "/api/v1/company/feed?limit=50", token: s.ana.token).status == 200)
+        #expect(try await s.call("GET", "/company/feed?limit=50", as: "ana").status == 200)
         await s.stop()
     }
 

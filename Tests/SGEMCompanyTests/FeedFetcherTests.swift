@@ -40,8 +40,8 @@ final class FeedStub: Sendable {
 
 /// A server whose company feeds are `paths` of `stub`, each read once (the list's change wakes
 /// the fetcher) without error.
-func serverReading(_ stub: FeedStub, _ paths: [String]) async throws -> TestServer {
-    let s = try await TestServer.start()
+func serverReading(_ stub: FeedStub, _ paths: [String]) async throws -> Office {
+    let s = try await Office.startForFeeds()
     try await s.setFeeds(paths.map(stub.url))
     guard await eventually(60, { (try? await s.feedStatuses().allSatisfy { $0["status"] == "ok" }) == true }) else {
         throw TestFailure("the feeds were not read: \(try await s.feedStatuses())")
@@ -59,7 +59,7 @@ struct FeedFetcherTests {
         let stub = try FeedStub()
         stub.feed("/rss.xml", FeedSamples.rss2, etag: "\"rss-v1\"")
         stub.feed("/atom.xml", FeedSamples.atom, etag: "W/\"atom-v1\"", type: "application/atom+xml; charset=utf-8")
-        let s = try await TestServer.start()
+        let s = try await Office.startForFeeds()
         let saved = try await s.setFeeds([stub.url("/rss.xml"), stub.url("/atom.xml")])
         #expect(saved.map { $0["status"] } == ["pending", "pending"])
 
@@ -149,7 +149,7 @@ struct FeedFetcherTests {
         stub.route("/hang") { _ in .hang }
         stub.route("/moved") { _ in .bytes(StubHTTPServer.response(302, headers: ["Location: http://localhost:\(stub.server.port)/elsewhere"]), close: false) }
         stub.route("/page") { _ in .bytes(StubHTTPServer.response(200, "<html><body>Hi</body></html>", headers: ["Content-Type: text/html"]), close: false) }
-        let s = try await TestServer.start(feedTimeout: 1)
+        let s = try await Office.startForFeeds(feedTimeout: 1)
         // A port nobody listens on: bind one, learn its number, close it.
         let closed = try StubHTTPServer { _ in .hang }
         closed.stop()
@@ -175,7 +175,7 @@ struct FeedFetcherTests {
     func shutdownCancelsARound() async throws {
         let stub = try FeedStub()
         stub.route("/hang") { _ in .hang }
-        let s = try await TestServer.start(feedTimeout: 120)
+        let s = try await Office.startForFeeds(feedTimeout: 120)
         try await s.setFeeds([stub.url("/hang")])
         #expect(await eventually { !stub.requests(to: "/hang").isEmpty }, "the woken fetcher asked for the feed")
         let started = now()

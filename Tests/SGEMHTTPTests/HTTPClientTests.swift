@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 import SGEMSupport
+import SGEMTestSupport
 import Synchronization
 @testable import SGEMHTTP
 
@@ -73,10 +74,10 @@ struct HTTPClientTests {
     // MARK: Framing
 
     @Test func contentLengthAndChunkedBodies() async throws {
-        let stub = try StubServer { request in
+        let stub = try StubHTTPServer { request in
             switch request.requestLine {
             case "POST /echo HTTP/1.1":
-                .bytes(StubServer.response(201, String(decoding: request.body, as: UTF8.self), headers: ["X-Seen: yes"]), close: false)
+                .bytes(StubHTTPServer.response(201, String(decoding: request.body, as: UTF8.self), headers: ["X-Seen: yes"]), close: false)
             case "GET /chunked HTTP/1.1":
                 .bytes(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n".utf8), close: false)
             default:
@@ -106,7 +107,7 @@ struct HTTPClientTests {
         ("HTTP/1.1 204 No Content\r\n\r\n", ""),
     ])
     func acceptsWellFormedResponses(raw: String, body: String) async throws {
-        let stub = try StubServer { _ in .bytes(Array(raw.utf8), close: false) }
+        let stub = try StubHTTPServer { _ in .bytes(Array(raw.utf8), close: false) }
         defer { stub.stop() }
         let response = try await Self.client().send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/"))
         #expect(response.text == body)
@@ -116,7 +117,7 @@ struct HTTPClientTests {
     @Test func chunkFramingAndTrailersDoNotCountAgainstTheCap() async throws {
         let chunks = String(repeating: "1\r\nx\r\n", count: 4000)
         let trailers = String(repeating: "X-Trailer: \(String(repeating: "t", count: 1000))\r\n", count: 200)
-        let stub = try StubServer { _ in
+        let stub = try StubHTTPServer { _ in
             .bytes(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(chunks)0\r\n\(trailers)\r\n".utf8), close: false)
         }
         defer { stub.stop() }
@@ -125,7 +126,7 @@ struct HTTPClientTests {
         #expect(response.body == Array(repeating: UInt8(ascii: "x"), count: 4000))
         // The connection stays usable after the trailers.
         #expect(try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")).body.count == 4000)
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 1)
+        #expect(stub.accepted == 1)
     }
 
     @Test(arguments: [
@@ -144,7 +145,7 @@ struct HTTPClientTests {
         "",
     ])
     func refusesMalformedResponses(raw: String) async throws {
-        let stub = try StubServer { _ in .bytes(Array(raw.utf8), close: true) }
+        let stub = try StubHTTPServer { _ in .bytes(Array(raw.utf8), close: true) }
         defer { stub.stop() }
         let error = await Self.failure { _ = try await Self.client().send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")) }
         #expect(error?.code == .badResponse, "\(raw.debugDescription): \(String(describing: error))")
@@ -155,7 +156,7 @@ struct HTTPClientTests {
     @Test(arguments: ["length", "chunked", "close"])
     func capsTheResponseBody(framing: String) async throws {
         let big = String(repeating: "x", count: 5000)
-        let stub = try StubServer { _ in
+        let stub = try StubHTTPServer { _ in
             switch framing {
             case "length": .bytes(Array("HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n".utf8), close: false)   // refused up front
             case "chunked": .bytes(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1388\r\n\(big)\r\n0\r\n\r\n".utf8), close: false)
@@ -167,13 +168,13 @@ struct HTTPClientTests {
         let error = await Self.failure { _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")) }
         #expect(error?.code == .tooLarge, "\(String(describing: error))")
         // A body at the cap is fine.
-        let fits = try StubServer { _ in .bytes(StubServer.response(200, String(repeating: "y", count: 4096)), close: false) }
+        let fits = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, String(repeating: "y", count: 4096)), close: false) }
         defer { fits.stop() }
         #expect(try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(fits.port)/")).body.count == 4096)
     }
 
     @Test func aServerThatNeverAnswersTimesOutWithinBound() async throws {
-        let stub = try StubServer { _ in .hang }
+        let stub = try StubHTTPServer { _ in .hang }
         defer { stub.stop() }
         let client = try Self.client { $0.timeout = .milliseconds(400) }
         let started = MonotonicClock.nanoseconds()
@@ -182,13 +183,13 @@ struct HTTPClientTests {
         #expect(error?.code == .timeout)
         #expect(elapsed >= 0.35 && elapsed < 5, "took \(elapsed) s")
         // The client closed its socket: the server sees it go.
-        #expect(await eventually(within: 10) { stub.clientClosed.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(await eventually(within: 10) { stub.clientClosed == 1 })
     }
 
     /// With its one thread held by a slow call, a short call still ends at its own deadline.
     @Test func aCallWaitingForAThreadEndsAtItsOwnTimeout() async throws {
-        let slow = try StubServer { _ in .hang }
-        let quick = try StubServer { _ in .bytes(StubServer.response(200, "q"), close: false) }
+        let slow = try StubHTTPServer { _ in .hang }
+        let quick = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, "q"), close: false) }
         defer { slow.stop(); quick.stop() }
         let client = try Self.client { $0.threads = 1 }
         let held = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(slow.port)/", timeout: .seconds(30))) }
@@ -254,7 +255,7 @@ struct HTTPClientTests {
     }
 
     @Test func cancellationClosesTheSocketPromptly() async throws {
-        let stub = try StubServer { _ in .hang }
+        let stub = try StubHTTPServer { _ in .hang }
         defer { stub.stop() }
         let client = try Self.client { $0.timeout = .seconds(60) }
         let call = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")) }
@@ -264,19 +265,19 @@ struct HTTPClientTests {
         let error = await Self.failure { _ = try await call.value }
         #expect(error?.code == .cancelled)
         #expect(Double(MonotonicClock.nanoseconds() - started) / 1e9 < 5)
-        #expect(await eventually(within: 10) { stub.clientClosed.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(await eventually(within: 10) { stub.clientClosed == 1 })
     }
 
     // MARK: Redirects
 
     @Test func sameOriginRedirectsAreFollowedOthersRefused() async throws {
-        let stub = try StubServer { request in
+        let stub = try StubHTTPServer { request in
             let path = request.requestLine.split(separator: " ")[1]
             return switch path {
-            case "/start": .bytes(StubServer.response(303, headers: ["Location: /next?x=1"]), close: false)
-            case "/next?x=1": .bytes(StubServer.response(200, "arrived"), close: false)
-            case "/away": .bytes(StubServer.response(302, headers: ["Location: http://localhost:1/"]), close: false)
-            default: .bytes(StubServer.response(307, headers: ["Location: /loop"]), close: false)
+            case "/start": .bytes(StubHTTPServer.response(303, headers: ["Location: /next?x=1"]), close: false)
+            case "/next?x=1": .bytes(StubHTTPServer.response(200, "arrived"), close: false)
+            case "/away": .bytes(StubHTTPServer.response(302, headers: ["Location: http://localhost:1/"]), close: false)
+            default: .bytes(StubHTTPServer.response(307, headers: ["Location: /loop"]), close: false)
             }
         }
         defer { stub.stop() }
@@ -295,46 +296,46 @@ struct HTTPClientTests {
     // MARK: Keep-alive
 
     @Test func keepAliveReusesOneConnection() async throws {
-        let stub = try StubServer { _ in .bytes(StubServer.response(200, "k"), close: false) }
+        let stub = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, "k"), close: false) }
         defer { stub.stop() }
         let client = try Self.client()
         for _ in 0..<3 { #expect(try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")).text == "k") }
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 1)
+        #expect(stub.accepted == 1)
         #expect(stub.requests.count == 3)
         #expect(client.connections.idleCount("http://127.0.0.1:\(stub.port)") == 1)
     }
 
     @Test func aKeptConnectionTheServerClosedIsReplaced() async throws {
         // Every answer closes without saying so: the kept connection is dead by the next call.
-        let stub = try StubServer { _ in .bytes(StubServer.response(200, "once"), close: true) }
+        let stub = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, "once"), close: true) }
         defer { stub.stop() }
         let client = try Self.client()
         for _ in 0..<3 { #expect(try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")).text == "once") }
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 3)
+        #expect(stub.accepted == 3)
     }
 
     @Test func connectionsPerHostAreBoundedAndCallersWait() async throws {
         let gate = Mutex(false)
-        let stub = try StubServer { _ in
+        let stub = try StubHTTPServer { _ in
             // Hold answers until the test has seen how many connections were opened.
             let until = MonotonicClock.nanoseconds() + 10_000_000_000
             while !gate.withLock({ $0 }) && MonotonicClock.nanoseconds() < until { usleep(1000) }
-            return .bytes(StubServer.response(200, "w"), close: false)
+            return .bytes(StubHTTPServer.response(200, "w"), close: false)
         }
         defer { stub.stop() }
         let client = try Self.client { $0.maxConnectionsPerHost = 2; $0.threads = 6 }
         let url = "http://127.0.0.1:\(stub.port)/"
         let calls = (0..<5).map { _ in Task { try await client.send(HTTPClientRequest(url: url)) } }
         #expect(await eventually(within: 10) { stub.requests.count == 2 })
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 2)
+        #expect(stub.accepted == 2)
         gate.withLock { $0 = true }
         for call in calls { #expect(try await call.value.text == "w") }
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 2, "waiting callers took over the two connections")
+        #expect(stub.accepted == 2, "waiting callers took over the two connections")
         #expect(stub.requests.count == 5)
     }
 
     @Test func aCallerWaitingForAConnectionCanBeCancelled() async throws {
-        let stub = try StubServer { _ in .hang }
+        let stub = try StubHTTPServer { _ in .hang }
         defer { stub.stop() }
         let client = try Self.client { $0.maxConnectionsPerHost = 1; $0.timeout = .seconds(60) }
         let url = "http://127.0.0.1:\(stub.port)/"
@@ -345,12 +346,12 @@ struct HTTPClientTests {
         #expect(await Self.failure { _ = try await second.value }?.code == .cancelled)
         first.cancel()
         #expect(await Self.failure { _ = try await first.value }?.code == .cancelled)
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 1)
+        #expect(stub.accepted == 1)
     }
 
     @Test func idleConnectionsPastTheIdleTimeoutAreClosed() async throws {
-        let a = try StubServer { _ in .bytes(StubServer.response(200, "a"), close: false) }
-        let b = try StubServer { _ in .bytes(StubServer.response(200, "b"), close: false) }
+        let a = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, "a"), close: false) }
+        let b = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, "b"), close: false) }
         defer { a.stop(); b.stop() }
         let client = try Self.client { $0.idleTimeout = .milliseconds(50) }
         let originA = "http://127.0.0.1:\(a.port)"
@@ -363,11 +364,11 @@ struct HTTPClientTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(client.connections.idleCount(originA) == 0)
-        #expect(await eventually(within: 10) { a.clientClosed.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(await eventually(within: 10) { a.clientClosed == 1 })
     }
 
     @Test func aCallerWaitingForAConnectionTimesOut() async throws {
-        let stub = try StubServer { _ in .hang }
+        let stub = try StubHTTPServer { _ in .hang }
         defer { stub.stop() }
         let client = try Self.client { $0.maxConnectionsPerHost = 1; $0.timeout = .milliseconds(500) }
         let url = "http://127.0.0.1:\(stub.port)/"
@@ -375,60 +376,26 @@ struct HTTPClientTests {
         async let second = Self.failure { _ = try await client.send(HTTPClientRequest(url: url)) }
         let (a, b) = await (first, second)
         #expect(a?.code == .timeout && b?.code == .timeout)
-        #expect(stub.accepted.load(ordering: .sequentiallyConsistent) == 1)
+        #expect(stub.accepted == 1)
     }
 }
 
-/// HTTPS against the project's own server, with certificates from a test CA made by the
-/// `openssl` CLI in a temporary directory.
+/// HTTPS against the project's own server, with a fresh set of `TestCertificates` (a test CA
+/// made by the `openssl` CLI in a temporary directory) for each test.
 @Suite("HTTPClient TLS", .serialized)
 struct HTTPClientTLSTests {
-    struct Certificates {
-        let directory: String
-        var ca: String { directory + "/ca.pem" }
-        func certificate(_ name: String) -> String { "\(directory)/\(name).pem" }
-        func key(_ name: String) -> String { "\(directory)/\(name).key" }
-
-        static func make() throws -> Certificates {
-            let directory = try makeTemporaryDirectory()
-            let script = """
-            set -e
-            cd \(directory)
-            EC="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-            openssl req -x509 $EC -keyout ca.key -out ca.pem -days 2 -subj "/CN=SGEM Test CA"
-            leaf() {
-              printf "subjectAltName=%s\\n" "$2" > $1.ext
-              openssl req $EC -keyout $1.key -out $1.csr -subj "/CN=$1"
-              openssl x509 -req -in $1.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $1.pem -days $3 -extfile $1.ext
-            }
-            leaf good "DNS:localhost,IP:127.0.0.1" 2
-            leaf wronghost "DNS:other.example" 2
-            leaf expired "DNS:localhost,IP:127.0.0.1" -1
-            openssl req -x509 $EC -keyout self.key -out self.pem -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1
-            """
-            guard let file = fopen(directory + "/make.sh", "w") else { throw TestFailure("cannot write the script") }
-            fputs(script, file)
-            fclose(file)
-            let made = runCommand("sh \(directory)/make.sh")
-            guard made.status == 0 else { throw TestFailure("making certificates failed: \(made.output)") }
-            return Certificates(directory: directory)
-        }
-
-        func remove() { _ = runCommand("rm -rf \(directory)") }
+    static func server(_ certificates: TestCertificates, _ leaf: TestCertificates.Leaf) throws -> TestServer {
+        try TestServer.start({ $0.tls = TLSConfiguration(certificatePath: certificates.certificate(leaf), keyPath: certificates.key(leaf)) })
     }
 
-    static func server(_ certificates: Certificates, _ name: String) throws -> TestServer {
-        try TestServer.start({ $0.tls = TLSConfiguration(certificatePath: certificates.certificate(name), keyPath: certificates.key(name)) })
-    }
-
-    static func client(_ certificates: Certificates) throws -> HTTPClient {
+    static func client(_ certificates: TestCertificates) throws -> HTTPClient {
         try HTTPClientTests.client { $0.caFile = certificates.ca }
     }
 
     @Test func aCertificateFromTheTrustedCAIsAcceptedByNameAndAddress() async throws {
-        let certificates = try Certificates.make()
+        let certificates = try TestCertificates.make()
         defer { certificates.remove() }
-        let t = try Self.server(certificates, "good")
+        let t = try Self.server(certificates, .good)
         let client = try Self.client(certificates)
         for host in ["localhost", "127.0.0.1"] {
             let response = try await client.send(HTTPClientRequest(url: "https://\(host):\(t.port)/hello/tls"))
@@ -445,11 +412,11 @@ struct HTTPClientTLSTests {
         await t.server.shutdown()
     }
 
-    @Test(arguments: [("expired", "expired"), ("wronghost", "mismatch"), ("self", "self-signed")])
-    func untrustedCertificatesAreRefused(name: String, reason: String) async throws {
-        let certificates = try Certificates.make()
+    @Test(arguments: [(TestCertificates.Leaf.expired, "expired"), (.wrongHost, "mismatch"), (.selfSigned, "self-signed")])
+    func untrustedCertificatesAreRefused(leaf: TestCertificates.Leaf, reason: String) async throws {
+        let certificates = try TestCertificates.make()
         defer { certificates.remove() }
-        let t = try Self.server(certificates, name)
+        let t = try Self.server(certificates, leaf)
         let client = try Self.client(certificates)
         let error = await HTTPClientTests.failure { _ = try await client.send(HTTPClientRequest(url: "https://localhost:\(t.port)/hello/x")) }
         #expect(error?.code == .tlsFailed)
@@ -495,10 +462,10 @@ struct HTTPClientTLSTests {
     /// SNI as `openssl s_server` sees it: with a second context for "localhost" it prints the
     /// name the client sent.
     @Test func theHostNameIsSentAsSNI() async throws {
-        let certificates = try Certificates.make()
+        let certificates = try TestCertificates.make()
         defer { certificates.remove() }
-        let good = "-cert \(certificates.certificate("good")) -key \(certificates.key("good"))"
-        let server = try OpenSSLServer("\(good) -servername localhost -cert2 \(certificates.certificate("good")) -key2 \(certificates.key("good"))")
+        let good = "-cert \(certificates.certificate(.good)) -key \(certificates.key(.good))"
+        let server = try OpenSSLServer("\(good) -servername localhost -cert2 \(certificates.certificate(.good)) -key2 \(certificates.key(.good))")
         let response = try await Self.client(certificates).send(HTTPClientRequest(url: "https://localhost:\(server.port)/"))
         #expect(response.status == 200)
         let output = server.finish()
@@ -506,10 +473,10 @@ struct HTTPClientTLSTests {
     }
 
     @Test func aServerOfferingOnlyTLS11IsRefused() async throws {
-        let certificates = try Certificates.make()
+        let certificates = try TestCertificates.make()
         defer { certificates.remove() }
         // SECLEVEL=0 lets s_server speak TLS 1.1 at all, so the refusal is the client's.
-        let server = try OpenSSLServer("-cert \(certificates.certificate("good")) -key \(certificates.key("good")) -tls1_1 -cipher DEFAULT@SECLEVEL=0")
+        let server = try OpenSSLServer("-cert \(certificates.certificate(.good)) -key \(certificates.key(.good)) -tls1_1 -cipher DEFAULT@SECLEVEL=0")
         let error = await HTTPClientTests.failure { _ = try await Self.client(certificates).send(HTTPClientRequest(url: "https://localhost:\(server.port)/")) }
         #expect(error?.code == .tlsFailed, "\(String(describing: error))")
         let output = server.finish()
@@ -517,9 +484,9 @@ struct HTTPClientTLSTests {
     }
 
     @Test func theSystemStoreDoesNotTrustTheTestCA() async throws {
-        let certificates = try Certificates.make()
+        let certificates = try TestCertificates.make()
         defer { certificates.remove() }
-        let t = try Self.server(certificates, "good")
+        let t = try Self.server(certificates, .good)
         let error = await HTTPClientTests.failure { _ = try await HTTPClientTests.client().send(HTTPClientRequest(url: "https://localhost:\(t.port)/hello/x")) }
         #expect(error?.code == .tlsFailed, "\(String(describing: error))")
         await t.server.shutdown()

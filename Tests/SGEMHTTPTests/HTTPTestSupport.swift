@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLinux
 import SGEMSupport
+import SGEMTestSupport
 @testable import SGEMHTTP
 
 /// Log lines of every server these tests start (installed once, process-wide).
@@ -12,11 +13,6 @@ enum TestLog {
         LogSettings.sink = sink
         return sink
     }()
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// A parsed response as the raw client saw it.
@@ -173,41 +169,6 @@ extension String {
     }
 }
 
-/// A TCP socket bound to 127.0.0.1 on an ephemeral port, listening with `backlog` unless nil
-/// (then connections to it are refused); throws after closing it if any step fails.
-func loopbackSocket(listening backlog: Int32?) throws -> (fd: Int32, port: Int) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ready = withUnsafeMutablePointer(to: &address) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && (backlog.map { listen(fd, $0) == 0 } ?? true) && getsockname(fd, $0, &length) == 0
-        }
-    }
-    guard ready else {
-        let code = errno
-        Glibc.close(fd)
-        throw TestFailure("bind/listen failed: errno \(code)")
-    }
-    return (fd, Int(UInt16(bigEndian: address.sin_port)))
-}
-
-/// One blocking `recv` of at most `limit` bytes from `fd` appended to `buffer`; false on EOF,
-/// reset or timeout.
-func receiveSome(_ fd: Int32, into buffer: inout [UInt8], limit: Int = 65536) -> Bool {
-    var chunk = [UInt8](repeating: 0, count: limit)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        buffer.append(contentsOf: chunk[0..<n])
-        return true
-    }
-}
-
 /// Polls `condition` until it holds or `seconds` pass.
 func eventually(within seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
@@ -250,20 +211,6 @@ struct TestServer {
     func client(timeoutMilliseconds: Int = 5000, source: String? = nil, receiveBuffer: Int? = nil) throws -> RawClient {
         try RawClient(port: port, timeoutMilliseconds: timeoutMilliseconds, source: source, receiveBuffer: receiveBuffer)
     }
-}
-
-/// Runs a shell command and returns its exit status and combined output.
-func runCommand(_ command: String) -> (status: Int32, output: String) {
-    guard let pipe = popen(command + " 2>&1", "r") else { return (-1, "") }
-    var output: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, pipe)
-        if n <= 0 { break }
-        output.append(contentsOf: chunk[0..<n])
-    }
-    let status = pclose(pipe)
-    return ((status >> 8) & 0xFF, String(decoding: output, as: UTF8.self))
 }
 
 /// A fresh temporary directory.

@@ -5,6 +5,7 @@ import CLinux
 import Testing
 import Synchronization
 import SGEMSupport
+import SGEMTestSupport
 @testable import SGEMHTTP
 
 /// Real sockets against a server on an ephemeral port. Serialized: the descriptor-leak checks

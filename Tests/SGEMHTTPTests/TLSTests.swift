@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 import SGEMSupport
+import SGEMTestSupport
 @testable import SGEMHTTP
 
 /// HTTPS with a self-signed certificate made by the `openssl` CLI; clients are `openssl s_client`

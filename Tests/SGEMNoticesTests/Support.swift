@@ -6,25 +6,12 @@ import SGEMSupport
 import SGEMTestSupport
 
 // The minimal part of Tests/SGEMAccountsTests/Support.swift these tests need (that file's
-// helpers are internal to its target): an in-process server with one admin, logins, admin verbs.
+// helpers are internal to its target): an in-process server with one admin and logins.
 
 let adminPassword = "correct horse battery"
 
 func testSettings(_ dir: TempDir) -> [String: String] {
     ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
-}
-
-
-/// `sgem-server admin …`.
-@discardableResult
-func admin(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (code: Int32, io: MemoryIO) {
-    await sgem(dir, ["admin"] + words, input: input)
-}
-
-/// `sgem-server migrate`: creates the database that admin verbs refuse to create.
-func createDatabase(_ dir: TempDir) async throws {
-    let (code, io) = await sgem(dir, ["migrate"])
-    guard code == 0 else { throw TestFailure("migrate failed: \(io.errors)") }
 }
 
 /// A full server (every module) in-process on a fresh data directory with one admin, `boss`.

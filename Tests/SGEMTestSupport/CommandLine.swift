@@ -8,3 +8,15 @@ public func sgem(_ dir: TempDir, _ words: [String], input: [String] = []) async 
     let settings = ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"]
     return (await Application.main(words + settings, environment: [:], io: io, configureLogging: false), io)
 }
+
+/// `sgem-server admin WORDS…` in-process on `dir`.
+@discardableResult
+public func admin(_ dir: TempDir, _ words: [String], input: [String] = []) async -> (code: Int32, io: MemoryIO) {
+    await sgem(dir, ["admin"] + words, input: input)
+}
+
+/// `sgem-server migrate`: creates the database that admin verbs refuse to create.
+public func createDatabase(_ dir: TempDir) async throws {
+    let (code, io) = await sgem(dir, ["migrate"])
+    guard code == 0 else { throw TestFailure("migrate failed: \(io.errors)") }
+}

@@ -35,9 +35,8 @@ public final class Office: Sendable {
 
     public static func start(_ employees: [String], admins: [String] = [], overrides: [String: String] = [:]) async throws -> Office {
         let dir = TempDir()
-        let migrate = await sgem(dir, ["migrate"])
-        guard migrate.code == 0 else { throw TestFailure("migrate failed: \(migrate.io.errors)") }
-        let seed = await sgem(dir, ["admin", "create-user", "--username", "boss", "--email", "boss@example.com", "--name", "Boss",
+        try await createDatabase(dir)
+        let seed = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--name", "Boss",
                                    "--role", "admin", "--password-stdin"], input: [bossPassword])
         guard seed.code == 0 else { throw TestFailure("seeding boss failed: \(seed.io.errors)") }
         let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]

@@ -73,15 +73,13 @@ public final class TranslationStub: Sendable {
     public let url: String
     /// The CA to trust (`HTTPClient.Configuration.caFile`) when the stub speaks TLS.
     public let caFile: String?
-    private let listener: Int32
+    private let listener: StubListener
     private let tls: StubTLSContext?
     private struct State {
         var failure: Failure?
         var detectedSource = "en"
         var key: String?
         var requests: [Request] = []
-        var open: Set<Int32> = []
-        var stopped = false
     }
     private let state = Mutex(State())
 
@@ -98,23 +96,15 @@ public final class TranslationStub: Sendable {
             tls = nil
             caFile = nil
         }
-        (listener, port) = try stubLoopbackSocket(listening: 64)
+        listener = try StubListener()
+        port = listener.port
         let origin = (certificate == nil ? "http://127.0.0.1:" : "https://localhost:") + String(port)
         url = provider == .yandex ? origin + "/api/v1.5/tr.json" : origin
-        try startThread(name: "translation-stub") { [self] in acceptLoop() }
+        try listener.start(name: "translation-stub") { [self] fd in serve(fd) }
     }
-
-    deinit { Glibc.close(listener) }
 
     /// Closes the listener and every open connection; later connections are refused.
-    public func stop() {
-        let open = state.withLock { s -> Set<Int32> in
-            s.stopped = true
-            return s.open
-        }
-        _ = Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        for fd in open { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-    }
+    public func stop() { listener.stop() }
 
     /// Answers every request with `failure` from now on; nil answers normally again.
     public func fail(_ failure: Failure?) { state.withLock { $0.failure = failure } }
@@ -138,33 +128,9 @@ public final class TranslationStub: Sendable {
 
     // MARK: Serving
 
-    private func acceptLoop() {
-        while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            let registered = state.withLock { s -> Bool in
-                if s.stopped { return false }
-                s.open.insert(fd)
-                return true
-            }
-            guard registered else {
-                Glibc.close(fd)
-                return
-            }
-            do { try startThread(name: "translation-stub-conn") { [self] in serve(fd) } } catch {
-                state.withLock { _ = $0.open.remove(fd) }
-                Glibc.close(fd)
-            }
-        }
-    }
-
     private func serve(_ fd: Int32) {
-        defer { state.withLock { _ = $0.open.remove(fd) } }
         guard let connection = StubConnection(fd: fd, tls: tls) else { return }
-        defer { connection.close() }
+        defer { connection.end() }
         while let request = connection.readRequest() {
             let failure = state.withLock { s -> Failure? in
                 s.requests.append(request)
@@ -307,68 +273,8 @@ public final class RefusingPort: Sendable {
     private let fd: Int32
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    public init() throws { (fd, port) = try stubLoopbackSocket(listening: nil) }
+    public init() throws { (fd, port) = try loopbackSocket(listening: nil) }
     deinit { Glibc.close(fd) }
-}
-
-// MARK: - Certificates
-
-/// A test CA and certificates made by the `openssl` CLI once per test process, in a temporary
-/// directory: `good` (localhost and 127.0.0.1, from the CA), `wrongHost` (another name),
-/// `expired`, and `selfSigned` (right names, but not from the CA).
-public struct TestCertificates: Sendable {
-    public enum Leaf: String, Sendable, CaseIterable {
-        case good, wrongHost = "wronghost", expired, selfSigned = "self"
-    }
-
-    public let directory: String
-    public var ca: String { directory + "/ca.pem" }
-    public func certificate(_ leaf: Leaf) -> String { "\(directory)/\(leaf.rawValue).pem" }
-    public func key(_ leaf: Leaf) -> String { "\(directory)/\(leaf.rawValue).key" }
-
-    private static let made = Mutex<TestCertificates?>(nil)
-
-    /// The process's certificates, made on first use.
-    public static func shared() throws -> TestCertificates {
-        try made.withLock { made in
-            if let made { return made }
-            let certificates = try make()
-            made = certificates
-            return certificates
-        }
-    }
-
-    private static func make() throws -> TestCertificates {
-        let directory = TempDir(prefix: "sgem-test-ca").path
-        let script = """
-        set -e
-        cd \(directory)
-        EC="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-        openssl req -x509 $EC -keyout ca.key -out ca.pem -days 2 -subj "/CN=SGEM Test CA"
-        leaf() {
-          printf "subjectAltName=%s\\n" "$2" > $1.ext
-          openssl req $EC -keyout $1.key -out $1.csr -subj "/CN=$1"
-          openssl x509 -req -in $1.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $1.pem -days $3 -extfile $1.ext
-        }
-        leaf good "DNS:localhost,IP:127.0.0.1" 2
-        leaf wronghost "DNS:other.example" 2
-        leaf expired "DNS:localhost,IP:127.0.0.1" -1
-        openssl req -x509 $EC -keyout self.key -out self.pem -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1
-        """
-        guard let file = fopen(directory + "/make.sh", "w") else { throw TestFailure("cannot write the certificate script") }
-        fputs(script, file)
-        fclose(file)
-        guard let pipe = popen("sh \(directory)/make.sh 2>&1", "r") else { throw TestFailure("popen failed") }
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, pipe)
-            if n <= 0 { break }
-            output.append(contentsOf: chunk[0..<n])
-        }
-        guard pclose(pipe) == 0 else { throw TestFailure("making test certificates failed: \(String(decoding: output, as: UTF8.self))") }
-        return TestCertificates(directory: directory)
-    }
 }
 
 // MARK: - Sockets and TLS for the stub
@@ -390,62 +296,50 @@ private final class StubTLSContext: @unchecked Sendable {
     deinit { SSL_CTX_free(ctx) }
 }
 
-/// One accepted connection, plain or TLS, with blocking reads and writes on its own thread.
+/// One accepted connection, plain or TLS, with blocking reads and writes on its own thread (the
+/// stub's listener closes the socket).
 private final class StubConnection {
     let fd: Int32
     private var ssl: OpaquePointer?
     private var buffer: [UInt8] = []
 
-    /// Nil when the TLS handshake fails (the client refused the certificate): then closed.
+    /// Nil when the TLS handshake fails (the client refused the certificate).
     init?(fd: Int32, tls: StubTLSContext?) {
         self.fd = fd
         if let tls {
-            guard let ssl = SSL_new(tls.ctx) else {
-                Glibc.close(fd)
-                return nil
-            }
+            guard let ssl = SSL_new(tls.ctx) else { return nil }
             self.ssl = ssl
             guard SSL_set_fd(ssl, fd) == 1, SSL_accept(ssl) == 1 else {
-                close()
+                end()
                 return nil
             }
         }
     }
 
-    func close() {
+    /// Frees the TLS state.
+    func end() {
         if let ssl {
             SSL_free(ssl)
             self.ssl = nil
         }
-        Glibc.close(fd)
     }
 
     /// Reads more bytes; false on end of stream or error.
     private func fill() -> Bool {
+        guard let ssl else { return receiveSome(fd, into: &buffer) }
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n: Int
-            if let ssl {
-                n = Int(SSL_read(ssl, &chunk, Int32(chunk.count)))
-            } else {
-                n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if n < 0 && errno == EINTR { continue }
-            }
-            if n <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<n])
-            return true
-        }
+        let n = Int(SSL_read(ssl, &chunk, Int32(chunk.count)))
+        if n <= 0 { return false }
+        buffer.append(contentsOf: chunk[0..<n])
+        return true
     }
 
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {
+        guard let ssl else { return sendAll(fd, bytes) }
         var offset = 0
         while offset < bytes.count {
-            let n: Int = bytes.withUnsafeBytes { raw in
-                if let ssl { return Int(SSL_write(ssl, raw.baseAddress! + offset, Int32(clamping: raw.count - offset))) }
-                return send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if n < 0 && ssl == nil && errno == EINTR { continue }
+            let n = bytes.withUnsafeBytes { Int(SSL_write(ssl, $0.baseAddress! + offset, Int32(clamping: $0.count - offset))) }
             if n <= 0 { return false }
             offset += n
         }
@@ -523,26 +417,4 @@ private func formDecoded(_ text: String) -> [(name: String, value: String)] {
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
     }
-}
-
-/// A TCP socket bound to 127.0.0.1 on an ephemeral port, listening with `backlog` unless nil
-/// (then connections to it are refused).
-private func stubLoopbackSocket(listening backlog: Int32?) throws -> (fd: Int32, port: Int) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ready = withUnsafeMutablePointer(to: &address) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && (backlog.map { listen(fd, $0) == 0 } ?? true) && getsockname(fd, $0, &length) == 0
-        }
-    }
-    guard ready else {
-        let code = errno
-        Glibc.close(fd)
-        throw TestFailure("bind/listen failed: errno \(code)")
-    }
-    return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
