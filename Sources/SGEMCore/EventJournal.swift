@@ -78,10 +78,31 @@ public struct RealtimeEvent: Sendable, Equatable {
     /// The frame's `data` object.
     public let data: JSONValue
 
+    /// `data` as JSON text when it was serialised ahead (`prepared()`), so the journal's insert —
+    /// on the store's one writer thread — does not have to.
+    public let serializedData: String?
+
     public init(type: String, audience: EventAudience, data: JSONValue) {
         self.type = type
         self.audience = audience
         self.data = data
+        self.serializedData = nil
+    }
+
+    private init(type: String, audience: EventAudience, data: JSONValue, serializedData: String) {
+        self.type = type
+        self.audience = audience
+        self.data = data
+        self.serializedData = serializedData
+    }
+
+    /// The same event with its data serialised now, on the caller's thread.
+    public func prepared() -> RealtimeEvent {
+        RealtimeEvent(type: type, audience: audience, data: data, serializedData: serializedData ?? data.serialized())
+    }
+
+    public static func == (a: RealtimeEvent, b: RealtimeEvent) -> Bool {
+        a.type == b.type && a.audience == b.audience && a.data == b.data
     }
 }
 

@@ -54,7 +54,7 @@ struct JournalRepository: Sendable {
         guard let row = try db.queryOne("""
             INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at)
             VALUES (?, ?, ?, ?, ?, ?) RETURNING id
-            """, event.type, kind, id, users, event.data.serialized(), time),
+            """, event.type, kind, id, users, event.serializedData ?? event.data.serialized(), time),
               let newID = row.int64("id") else {
             throw StoreError(code: .system, message: "inserting an event returned no id")
         }

@@ -161,7 +161,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
     }
 
     /// Messages handled in one round: one read of the cache and one write for all of them.
-    static let batch = 16
+    static let batch = 4
     /// Events looked at per read of the journal.
     static let window = 512
     static let types: Set<String> = ["message.created", "message.updated", "member.added", "member.removed", "chat.created",
@@ -218,10 +218,15 @@ final class ChatTranslator: ChatTranslations, Sendable {
             let journal = self.journal
             let recipients = owners
             let published = desk.metrics.published
-            let (_, failures) = try await desk.translateBatch(items, concurrency: ChatTranslator.concurrency) { db, outcomes in
-                for (i, owner) in recipients.enumerated() {
-                    guard let outcome = outcomes[i], !outcome.sameLanguage else { continue }
-                    _ = try journal.append(ChatTranslator.event(owner.message, outcome, to: owner.audience), in: db)
+            // The events are built and serialised here, on the worker's thread; the write only inserts them.
+            let (_, failures) = try await desk.translateBatch(items, concurrency: ChatTranslator.concurrency, prepare: { outcomes in
+                recipients.indices.compactMap { i -> RealtimeEvent? in
+                    guard let outcome = outcomes[i], !outcome.sameLanguage else { return nil }
+                    return ChatTranslator.event(recipients[i].message, outcome, to: recipients[i].audience)
+                }
+            }) { db, events in
+                for event in events {
+                    _ = try journal.append(event, in: db)
                     published.increment()
                 }
             }
@@ -245,7 +250,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
         fields.removeAll { $0.0 == "translation" }
         fields.append(("translation", MessageTranslation(text: outcome.text, source: outcome.source, target: outcome.target).json))
         return RealtimeEvent(type: "message.updated", audience: .chatMembers(chat: message.chatID, users: audience),
-                             data: ["message": .object(fields)])
+                             data: ["message": .object(fields)]).prepared()
     }
 
     /// The readers of `chatID` who are members of it now, remembered until a membership event

@@ -11,6 +11,13 @@ struct TextShield: Sendable, Equatable {
     let hasWords: Bool
 
     init(_ text: String) {
+        // Most messages hold nothing to protect: one pass over the bytes says so.
+        if !TextShield.mayProtect(text) {
+            masked = text
+            pieces = []
+            hasWords = text.unicodeScalars.contains { $0.properties.isAlphabetic }
+            return
+        }
         let chars = Array(text)
         var out = ""
         var pieces: [String] = []
@@ -89,15 +96,39 @@ struct TextShield: Sendable, Equatable {
         return out
     }
 
+    /// False when `text` has no backtick, no `@` and no `http`/`www` (any case): nothing to protect.
+    static func mayProtect(_ text: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "`"), UInt8(ascii: "@"): return true
+            case UInt8(ascii: "t"), UInt8(ascii: "T"):
+                if previous | 0x20 == UInt8(ascii: "h") { return true }
+            case UInt8(ascii: "w"), UInt8(ascii: "W"):
+                if previous | 0x20 == UInt8(ascii: "w") { return true }
+            default: break
+            }
+            previous = byte
+        }
+        return false
+    }
+
     static func isNameCharacter(_ c: Character) -> Bool {
         c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "." || c == "-")
     }
 
     static func startsLink(_ chars: [Character], at i: Int) -> Bool {
-        for prefix in ["https://", "http://", "www."] {
-            let p = Array(prefix)
-            if i + p.count < chars.count, Array(chars[i..<i + p.count]).map({ Character($0.lowercased()) }) == p { return true }
+        guard let first = chars[i].asciiValue, first | 0x20 == UInt8(ascii: "h") || first | 0x20 == UInt8(ascii: "w") else { return false }
+        for prefix in TextShield.linkPrefixes where i + prefix.count < chars.count {
+            var matches = true
+            for (k, expected) in prefix.enumerated() where chars[i + k].asciiValue.map({ $0 | 0x20 }) != expected {
+                matches = false
+                break
+            }
+            if matches { return true }
         }
         return false
     }
+
+    static let linkPrefixes: [[UInt8]] = [Array("https://".utf8), Array("http://".utf8), Array("www.".utf8)]
 }

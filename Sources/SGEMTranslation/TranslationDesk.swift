@@ -162,10 +162,11 @@ final class TranslationDesk: Sendable {
     /// Translates `items` (source detected) the way `translate` does one — cache, same-language
     /// shortcuts, the shield — with one read for the whole batch, each distinct text and target
     /// sent to the provider once, at most `concurrency` calls at a time, and one write that
-    /// stores the new translations and runs `record` (the chat worker's events) in the same
-    /// transaction. Items that failed are absent from the answer; `failed` gets their indexes.
-    func translateBatch(_ items: [BatchItem], concurrency: Int,
-                        record: @escaping @Sendable (Database, [Int: Outcome]) throws -> Void) async throws
+    /// stores the new translations and runs `record` with what `prepare` made of the outcomes
+    /// (the chat worker's events, built before the write) in the same transaction. Items that failed are absent from the answer; `failed` gets their indexes.
+    func translateBatch<Prepared: Sendable>(_ items: [BatchItem], concurrency: Int,
+                                            prepare: @Sendable ([Int: Outcome]) -> Prepared,
+                                            record: @escaping @Sendable (Database, Prepared) throws -> Void) async throws
         -> (outcomes: [Int: Outcome], failed: [Int: any Error]) {
         let s = try await providerSettings()
         let translator = try translator(s, background: true)
@@ -231,14 +232,14 @@ final class TranslationDesk: Sendable {
             }
         }
         let fresh = answers.compactMap { key, entry in pending[key]?.first.map { (key, textKeys[$0], items[$0].target, entry) } }
-        let done = outcomes
         let now = Timestamp.now()
-        guard !fresh.isEmpty || !done.isEmpty else { return (outcomes, failed) }
+        guard !fresh.isEmpty || !outcomes.isEmpty else { return (outcomes, failed) }
+        let prepared = prepare(outcomes)
         try await store.write { db in
             for (key, textKey, target, entry) in fresh {
                 try TranslationRepository.store(key: key, textKey: textKey, provider: provider, target: target, entry: entry, at: now, in: db)
             }
-            try record(db, done)
+            try record(db, prepared)
         }
         return (outcomes, failed)
     }
