@@ -29,7 +29,7 @@ final class TranslationDesk: Sendable {
     let logger: Logger
     let metrics: TranslationMetrics
     /// Calls under way, by cache key: a second caller for the same text waits for the first.
-    private let inflight = Mutex<[String: Task<Outcome, any Error>]>([:])
+    private let inflight = Mutex<[CacheKey: Task<Outcome, any Error>]>([:])
     /// The provider configuration, read from the store at most once a second (the command line
     /// may change it from another process); dropped at once when the API changes it.
     private let configured = Mutex<(settings: ProviderSettings, at: UInt64)?>(nil)
@@ -141,7 +141,7 @@ final class TranslationDesk: Sendable {
                 let translated = detected == target ? text : shield.restore(answer.text)
                 let entry = TranslationRepository.Entry(source: detected, translated: translated)
                 try await store.write { db in
-                    try TranslationRepository.store(key: key, textKey: textKey, provider: provider, target: target, entry: entry,
+                    try TranslationRepository.store(key: key, target: target, entry: entry, textKey: source == nil ? textKey : nil,
                                                     at: Timestamp.now(), in: db)
                 }
                 return Outcome(text: translated, source: detected, target: target, provider: provider, cached: false)
@@ -177,7 +177,7 @@ final class TranslationDesk: Sendable {
             (try TranslationRepository.cached(Array(Set(keys)), in: db), try TranslationRepository.knownSources(Array(Set(textKeys)), in: db))
         }
         var outcomes: [Int: Outcome] = [:]
-        var pending: [String: [Int]] = [:]
+        var pending: [CacheKey: [Int]] = [:]
         for (i, item) in items.enumerated() {
             if let hit = hits[keys[i]] {
                 outcomes[i] = Outcome(text: hit.translated, source: hit.source, target: item.target, provider: provider, cached: true)
@@ -191,8 +191,8 @@ final class TranslationDesk: Sendable {
         }
         metrics.hits.increment(by: Double(outcomes.count))
         // Each distinct text and language once, `concurrency` at a time.
-        typealias Answer = (key: String, result: Result<TranslationRepository.Entry, any Error>)
-        var answers: [String: TranslationRepository.Entry] = [:]
+        typealias Answer = (key: CacheKey, result: Result<TranslationRepository.Entry, any Error>)
+        var answers: [CacheKey: TranslationRepository.Entry] = [:]
         var failed: [Int: any Error] = [:]
         let metrics = self.metrics
         await withTaskGroup(of: Answer.self) { group in
@@ -231,13 +231,18 @@ final class TranslationDesk: Sendable {
                 outcomes[i] = Outcome(text: entry.translated, source: entry.source, target: items[i].target, provider: provider, cached: false)
             }
         }
-        let fresh = answers.compactMap { key, entry in pending[key]?.first.map { (key, textKeys[$0], items[$0].target, entry) } }
+        // Each text's detected language once, with the first of its translations.
+        var sourcesWritten = Set<CacheKey>()
+        let fresh = answers.compactMap { key, entry -> (CacheKey, CacheKey?, String, TranslationRepository.Entry)? in
+            guard let i = pending[key]?.first else { return nil }
+            return (key, sourcesWritten.insert(textKeys[i]).inserted ? textKeys[i] : nil, items[i].target, entry)
+        }
         let now = Timestamp.now()
         guard !fresh.isEmpty || !outcomes.isEmpty else { return (outcomes, failed) }
         let prepared = prepare(outcomes)
         try await store.write { db in
             for (key, textKey, target, entry) in fresh {
-                try TranslationRepository.store(key: key, textKey: textKey, provider: provider, target: target, entry: entry, at: now, in: db)
+                try TranslationRepository.store(key: key, target: target, entry: entry, textKey: textKey, at: now, in: db)
             }
             try record(db, prepared)
         }
@@ -291,15 +296,15 @@ final class TranslationDesk: Sendable {
 
     // MARK: Helpers
 
-    /// Hex SHA-256 of the four parts, each ended by a zero byte so no two tuples collide.
-    static func key(provider: String, source: String, target: String, text: String) -> String {
+    /// SHA-256 of the four parts, each ended by a zero byte so no two tuples collide.
+    static func key(provider: String, source: String, target: String, text: String) -> CacheKey {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 32)
         for part in [provider, source, target, text] {
             bytes.append(contentsOf: part.utf8)
             bytes.append(0)
         }
-        return Crypto.hex(Crypto.sha256(bytes))
+        return Crypto.sha256(bytes)
     }
 
     /// A provider's language tag as the ISO 639-1 code the contract speaks (`EN-GB` → `en`).

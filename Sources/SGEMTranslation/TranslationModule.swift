@@ -80,7 +80,7 @@ public struct TranslationModule: Module {
     }
 
     /// The nice value of the chat worker's threads (0 normal, 19 lowest).
-    static let backgroundNiceness: Int32 = 10
+    static let backgroundNiceness: Int32 = 19
 }
 
 struct TranslationRuntime: ModuleRuntime {

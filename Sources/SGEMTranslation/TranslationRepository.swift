@@ -2,28 +2,34 @@ import SGEMCore
 import SGEMStore
 import SGEMSupport
 
+/// A cache key: the 32 bytes of a SHA-256 digest.
+typealias CacheKey = [UInt8]
+
 /// All of the translation module's SQL: the cache of translations and who reads which chat in
 /// which language.
 enum TranslationRepository {
     static func registerMigrations(_ migrations: inout MigrationList) {
-        // key: hex SHA-256 of provider, source ("auto" when detected), target and text; text_key:
-        // hex SHA-256 of provider and text, so a text whose language one call detected needs no
-        // call for that language. A row whose source equals its target records "already in that
-        // language" (translated is the text itself).
+        // key: SHA-256 of provider, source ("auto" when detected), target and text. A row whose
+        // source equals its target records "already in that language" (translated is the text).
+        // translation_sources: the language a provider detected for a text (SHA-256 of provider
+        // and text), one row per text, so a text known to be in a language is never sent to be
+        // translated into it. Keys are the 32 digest bytes: every message translated into five
+        // languages writes five cache rows and one source row, so their size is the cache's cost.
         migrations.add("translation.001_cache", sql: """
             CREATE TABLE translation_cache (
-                key TEXT PRIMARY KEY,
-                text_key TEXT NOT NULL,
-                provider TEXT NOT NULL,
+                key BLOB PRIMARY KEY,
                 target TEXT NOT NULL,
                 source TEXT NOT NULL,
                 translated TEXT NOT NULL,
                 bytes INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
                 used_at INTEGER NOT NULL
             );
-            CREATE INDEX translation_cache_text ON translation_cache (text_key);
             CREATE INDEX translation_cache_used ON translation_cache (used_at);
+            CREATE TABLE translation_sources (
+                text_key BLOB PRIMARY KEY,
+                source TEXT NOT NULL,
+                used_at INTEGER NOT NULL
+            );
             CREATE TABLE translation_chat_readers (
                 chat_id INTEGER NOT NULL,
                 user_id INTEGER NOT NULL,
@@ -42,57 +48,64 @@ enum TranslationRepository {
 
     // MARK: Cache
 
-    static func cached(_ key: String, in db: Database) throws -> Entry? {
+    static func cached(_ key: CacheKey, in db: Database) throws -> Entry? {
         guard let row = try db.queryOne("SELECT source, translated FROM translation_cache WHERE key = ?", key),
               let source = row.string(at: 0), let translated = row.string(at: 1) else { return nil }
         return Entry(source: source, translated: translated)
     }
 
     /// The entries of `keys` that are cached, in one statement per 500 keys.
-    static func cached(_ keys: [String], in db: Database) throws -> [String: Entry] {
-        var out: [String: Entry] = [:]
-        for start in stride(from: 0, to: keys.count, by: 500) {
-            let chunk = Array(keys[start..<min(start + 500, keys.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for row in try db.query("SELECT key, source, translated FROM translation_cache WHERE key IN (\(marks))", bindings: chunk) {
-                guard let key = row.string(at: 0), let source = row.string(at: 1), let translated = row.string(at: 2) else { continue }
-                out[key] = Entry(source: source, translated: translated)
-            }
+    static func cached(_ keys: [CacheKey], in db: Database) throws -> [CacheKey: Entry] {
+        var out: [CacheKey: Entry] = [:]
+        for row in try rows("SELECT key, source, translated FROM translation_cache WHERE key IN", keys, in: db) {
+            guard let key = row.blob("key"), let source = row.string(at: 1), let translated = row.string(at: 2) else { continue }
+            out[key] = Entry(source: source, translated: translated)
         }
         return out
     }
 
     /// The language a provider detected for this text before, if any call did.
-    static func knownSource(textKey: String, in db: Database) throws -> String? {
-        try db.queryOne("SELECT source FROM translation_cache WHERE text_key = ? LIMIT 1", textKey)?.string(at: 0)
+    static func knownSource(textKey: CacheKey, in db: Database) throws -> String? {
+        try db.queryOne("SELECT source FROM translation_sources WHERE text_key = ?", textKey)?.string(at: 0)
     }
 
-    /// The detected language of each of `textKeys` that some call detected, in one statement per 500.
-    static func knownSources(_ textKeys: [String], in db: Database) throws -> [String: String] {
-        var out: [String: String] = [:]
-        for start in stride(from: 0, to: textKeys.count, by: 500) {
-            let chunk = Array(textKeys[start..<min(start + 500, textKeys.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for row in try db.query("SELECT text_key, source FROM translation_cache WHERE text_key IN (\(marks))", bindings: chunk) {
-                guard let key = row.string(at: 0), let source = row.string(at: 1) else { continue }
-                out[key] = source
-            }
+    /// The detected language of each of `textKeys` that some call detected.
+    static func knownSources(_ textKeys: [CacheKey], in db: Database) throws -> [CacheKey: String] {
+        var out: [CacheKey: String] = [:]
+        for row in try rows("SELECT text_key, source FROM translation_sources WHERE text_key IN", textKeys, in: db) {
+            guard let key = row.blob("text_key"), let source = row.string(at: 1) else { continue }
+            out[key] = source
         }
         return out
     }
 
-    static func store(key: String, textKey: String, provider: String, target: String, entry: Entry, at time: Timestamp,
-                      in db: Database) throws {
-        let bytes = entry.translated.utf8.count + 160
-        try db.execute("""
-            INSERT INTO translation_cache (key, text_key, provider, target, source, translated, bytes, created_at, used_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (key) DO UPDATE SET source = excluded.source, translated = excluded.translated,
-                bytes = excluded.bytes, used_at = excluded.used_at
-            """, key, textKey, provider, target, entry.source, entry.translated, bytes, time, time)
+    /// `select (?, ?, …)` over `keys`, 500 at a time (SQLite's bound-parameter limit).
+    private static func rows(_ select: String, _ keys: [CacheKey], in db: Database) throws -> [Row] {
+        var out: [Row] = []
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            let chunk = Array(keys[start..<min(start + 500, keys.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            out += try db.query("\(select) (\(marks))", bindings: chunk)
+        }
+        return out
     }
 
-    static func touch(_ key: String, at time: Timestamp, in db: Database) throws {
+    /// Stores a translation; with `textKey`, also the language detected for its text.
+    static func store(key: CacheKey, target: String, entry: Entry, textKey: CacheKey?, at time: Timestamp, in db: Database) throws {
+        try db.execute("""
+            INSERT INTO translation_cache (key, target, source, translated, bytes, used_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (key) DO UPDATE SET source = excluded.source, translated = excluded.translated,
+                bytes = excluded.bytes, used_at = excluded.used_at
+            """, key, target, entry.source, entry.translated, entry.translated.utf8.count + 96, time)
+        if let textKey {
+            try db.execute("""
+                INSERT INTO translation_sources (text_key, source, used_at) VALUES (?, ?, ?)
+                ON CONFLICT (text_key) DO UPDATE SET source = excluded.source, used_at = excluded.used_at
+                """, textKey, entry.source, time)
+        }
+    }
+
+    static func touch(_ key: CacheKey, at time: Timestamp, in db: Database) throws {
         try db.execute("UPDATE translation_cache SET used_at = ? WHERE key = ?", time, key)
     }
 
@@ -102,16 +115,22 @@ enum TranslationRepository {
         return (Int(row?.int64(at: 0) ?? 0), Int(row?.int64(at: 1) ?? 0))
     }
 
-    /// Removes up to `limit` of the least recently used entries; returns how many.
+    /// Removes up to `limit` of the least recently used entries, and the detected languages of
+    /// texts not used since the oldest entry kept; returns how many entries went.
     static func evictOldest(_ limit: Int, in db: Database) throws -> Int {
         try db.execute("""
             DELETE FROM translation_cache WHERE key IN (SELECT key FROM translation_cache ORDER BY used_at LIMIT ?)
             """, limit)
-        return db.changes
+        let removed = db.changes
+        try db.execute("""
+            DELETE FROM translation_sources WHERE used_at < COALESCE((SELECT MIN(used_at) FROM translation_cache), 9223372036854775807)
+            """)
+        return removed
     }
 
     static func clearCache(in db: Database) throws {
         try db.execute("DELETE FROM translation_cache")
+        try db.execute("DELETE FROM translation_sources")
     }
 
     // MARK: Chat readers

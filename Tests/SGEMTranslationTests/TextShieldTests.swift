@@ -47,7 +47,7 @@ struct TextShieldTests {
     @Test("cache keys differ whenever provider, source, target or text differ, and never collide across the parts")
     func keys() {
         let base = TranslationDesk.key(provider: "deepl", source: "auto", target: "es", text: "hi")
-        #expect(base.count == 64)
+        #expect(base.count == 32)
         #expect(base == TranslationDesk.key(provider: "deepl", source: "auto", target: "es", text: "hi"))
         for other in [TranslationDesk.key(provider: "yandex", source: "auto", target: "es", text: "hi"),
                       TranslationDesk.key(provider: "deepl", source: "en", target: "es", text: "hi"),
