@@ -12,8 +12,7 @@
 #include <string.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
+
 
 const uint32_t SGEM_EPOLLIN = EPOLLIN;
 const uint32_t SGEM_EPOLLOUT = EPOLLOUT;
@@ -108,6 +107,7 @@ void sgem_set_thread_name(const char *name) {
     pthread_setname_np(pthread_self(), buf);
 }
 
-int sgem_set_thread_niceness(int niceness) {
-    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), niceness);
+int sgem_set_thread_idle(void) {
+    struct sched_param param = { .sched_priority = 0 };
+    return pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
 }

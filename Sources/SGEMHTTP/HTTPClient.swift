@@ -34,8 +34,8 @@ public final class HTTPClient: Sendable {
         public var threads = 4
         /// Sent when the request has no `User-Agent` of its own.
         public var userAgent = "sgem-server"
-        /// The nice value of the client's threads: raise it (up to 19) for background callers.
-        public var niceness: Int32 = 0
+        /// `.background` for a client whose callers are background work.
+        public var threadPriority: ThreadPriority = .normal
 
         public init() {}
     }
@@ -52,7 +52,7 @@ public final class HTTPClient: Sendable {
         // the connection must give EPIPE, not kill the process (`serve` ignores SIGPIPE too).
         signal(SIGPIPE, SIG_IGN)
         tls = try ClientTLSContext(caFile: configuration.caFile)
-        threads = BlockingPool(name: "http-client", threads: configuration.threads, niceness: configuration.niceness)
+        threads = BlockingPool(name: "http-client", threads: configuration.threads, priority: configuration.threadPriority)
         connections = ClientConnectionPool(maxPerHost: configuration.maxConnectionsPerHost,
                                            maxIdlePerHost: configuration.maxIdleConnectionsPerHost,
                                            idleTimeout: configuration.idleTimeout)

@@ -8,15 +8,14 @@ public final class BlockingPool: Sendable {
 
     /// Starts `threads` dedicated threads named `sgem-<name>`. Traps if none can be started:
     /// the pools are created at start-up, where carrying on without them would be worse.
-    /// - Parameter niceness: the threads' nice value (0 normal, up to 19 lowest): background
-    ///   work that must never slow what people wait for.
-    public init(name: String, threads: Int, niceness: Int32 = 0) {
+    /// - Parameter priority: `.background` for work that must never slow what people wait for.
+    public init(name: String, threads: Int, priority: ThreadPriority = .normal) {
         self.name = name
         self.threadCount = max(1, threads)
         for _ in 0..<threadCount {
             do {
                 try queue.startWorker(name: "sgem-" + name) { [queue] in
-                    if niceness != 0 { lowerThreadPriority(niceness) }
+                    if priority == .background { _ = sgem_set_thread_idle() }
                     while let jobs = queue.take(limit: 1) {
                         for job in jobs { job() }
                     }
@@ -58,19 +57,22 @@ public struct BlockingPoolStopped: Error, CustomStringConvertible {
     public var description: String { "the \(name) pool is shut down" }
 }
 
-/// Sets the calling thread's nice value (Linux schedules threads, so this concerns it alone).
-public func lowerThreadPriority(_ niceness: Int32) {
-    _ = sgem_set_thread_niceness(niceness)
+/// How the scheduler treats a pool's threads.
+public enum ThreadPriority: Sendable, Equatable {
+    case normal
+    /// SCHED_IDLE: the threads run only when no ordinary thread wants the CPU, and give it up as
+    /// soon as one does. Under sustained full load their work waits; it never delays requests.
+    case background
 }
 
-/// A task executor on dedicated low-priority threads: tasks that prefer it (`withTaskExecutorPreference`)
+/// A task executor on dedicated background-priority threads: tasks that prefer it (`withTaskExecutorPreference`)
 /// run their code there, so background work such as translating chats takes CPU only when
 /// requests do not need it. Awaited calls into other pools (the store, the HTTP client) run there.
 public final class BackgroundExecutor: TaskExecutor, @unchecked Sendable {
     private let pool: BlockingPool
 
-    public init(name: String, threads: Int = 1, niceness: Int32 = 10) {
-        pool = BlockingPool(name: name, threads: threads, niceness: niceness)
+    public init(name: String, threads: Int = 1) {
+        pool = BlockingPool(name: name, threads: threads, priority: .background)
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

@@ -58,12 +58,12 @@ public struct TranslationModule: Module {
         }
         let metrics = TranslationMetrics(context.metrics)
         // The chat worker's calls go through a client of its own whose threads, like the
-        // worker's, run at a lower priority: translating never slows sending.
+        // worker's, run at background priority (SCHED_IDLE): translating never slows sending.
         let shared = context.services.resolve(HTTPClient.self)
         var background: HTTPClient?
         if let shared {
             var configuration = shared.configuration
-            configuration.niceness = TranslationModule.backgroundNiceness
+            configuration.threadPriority = .background
             configuration.threads = 2
             background = try HTTPClient(configuration: configuration)
         }
@@ -76,11 +76,8 @@ public struct TranslationModule: Module {
         let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute))
         return TranslationRuntime(desk: desk, chats: chats, registry: context.services, limiter: limiter,
                                   cacheBytes: megabytes * 1024 * 1024, logger: context.logger,
-                                  executor: BackgroundExecutor(name: "translation", niceness: TranslationModule.backgroundNiceness))
+                                  executor: BackgroundExecutor(name: "translation"))
     }
-
-    /// The nice value of the chat worker's threads (0 normal, 19 lowest).
-    static let backgroundNiceness: Int32 = 19
 }
 
 struct TranslationRuntime: ModuleRuntime {

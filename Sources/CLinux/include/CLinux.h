@@ -50,8 +50,9 @@ int sgem_open_fd_count(void);
 /* Names the calling thread (at most 15 bytes are kept), so `top -H` and debuggers show what it is. */
 void sgem_set_thread_name(const char *name);
 
-/// Sets the calling thread's nice value (Linux schedules threads one by one); 0 on success.
-int sgem_set_thread_niceness(int niceness);
+/// Puts the calling thread in SCHED_IDLE: it runs only when no ordinary thread wants the CPU
+/// (Linux schedules threads one by one); 0 on success.
+int sgem_set_thread_idle(void);
 /* Monotonic clock in nanoseconds. */
 uint64_t sgem_monotonic_ns(void);
 #endif
