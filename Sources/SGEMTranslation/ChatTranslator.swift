@@ -215,6 +215,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 }
             }
             guard !items.isEmpty else { return }
+            await yieldToForeground()
             let journal = self.journal
             let recipients = owners
             let published = desk.metrics.published
@@ -243,6 +244,20 @@ final class ChatTranslator: ChatTranslations, Sendable {
             logger.error("chat translation failed", ["messages": String(jobs.count), "error": String(describing: error)])
         }
     }
+
+    /// Waits, up to `maxYield`, while writes people wait for are queued at the store: the
+    /// worker's reads and its write run on the store's threads at their normal priority, so it
+    /// lets sends go first. Under sustained full load it still moves on, slowly.
+    func yieldToForeground() async {
+        var waited: Duration = .zero
+        while store.queueDepth > 0, waited < ChatTranslator.maxYield {
+            try? await Task.sleep(for: ChatTranslator.yieldStep)
+            waited += ChatTranslator.yieldStep
+        }
+    }
+
+    static let maxYield: Duration = .milliseconds(250)
+    static let yieldStep: Duration = .milliseconds(5)
 
     /// `message.updated` carrying the message and its translation, for `audience` only.
     static func event(_ message: ReadableMessage, _ outcome: TranslationDesk.Outcome, to audience: [Int64]) -> RealtimeEvent {

@@ -6,7 +6,8 @@
 # calls), so sending must not wait on it. After the measured run the worker is given time to
 # drain; the stub's call count divided by the messages sent must be the number of distinct
 # languages (5), not the number of readers (50).
-# The server is pinned to CPU 0, wrk and the stand-in to CPU 1 (a real provider is elsewhere).
+# The server is pinned to CPU 0, wrk and the stand-in to CPU 1, the stand-in at idle priority (a
+# real provider is elsewhere: its work must not slow the load generator).
 # Targets: send rate and p99 within 10 % of the chat without translation; 5 calls per message.
 #
 # usage: scripts/bench/translation.sh [PATH_TO_RELEASE_BINARY]   (default .build/release/sgem-server)
@@ -29,7 +30,9 @@ CLIENT_CPU=1
 msg_send_lua "$BENCH_TMP/send.lua" "Good morning everyone, this is a message about the plan"
 
 # The LibreTranslate stand-in, its port announced on its first line.
-taskset -c "$CLIENT_CPU" "$BENCH_PYTHON" "$BENCH_DIR/../translate_stub.py" --detected en >"$BENCH_TMP/stub.log" 2>&1 &
+# At idle priority (SCHED_IDLE) on wrk's CPU: a real provider is another machine, so answering
+# must not take CPU from the load generator.
+chrt --idle 0 taskset -c "$CLIENT_CPU" "$BENCH_PYTHON" "$BENCH_DIR/../translate_stub.py" --detected en >"$BENCH_TMP/stub.log" 2>&1 &
 STUB_PID=$!
 bench_track "$STUB_PID"
 for _ in $(seq 100); do grep -q "listening on" "$BENCH_TMP/stub.log" && break; sleep 0.1; done
@@ -84,17 +87,20 @@ measure() {
   echo "{\"label\":\"$label\",\"stored\":$((after - before)),\"calls\":$((calls_after - calls_before)),\"translation_events\":$events,\"drain_s\":$drained,\"log_error_lines\":$log_errors,\"wrk\":$result}"
 }
 
+# Two alternating rounds (as healthz.sh does); each mode is judged by its better run.
 runs="$BENCH_TMP/runs"
-measure plain >"$runs.plain"
-measure translated --translated >"$runs.translated"
+measure plain1 >"$runs.plain1"
+measure translated1 --translated >"$runs.translated1"
+measure plain2 >"$runs.plain2"
+measure translated2 --translated >"$runs.translated2"
 
-"$BENCH_PYTHON" - "$BENCH_DIR" "$RESULTS_DIR" "$CONNECTIONS" "$DURATION" "$runs.plain" "$runs.translated" <<'PY'
+"$BENCH_PYTHON" - "$BENCH_DIR" "$RESULTS_DIR" "$CONNECTIONS" "$DURATION" "$runs.plain1" "$runs.translated1" "$runs.plain2" "$runs.translated2" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from benchlib import fmt, ratio, row, verdict, write_result
 
 results_dir, connections, duration = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-runs = {r["label"]: r for r in (json.load(open(p)) for p in sys.argv[5:7])}
+runs = {r["label"]: r for r in (json.load(open(p)) for p in sys.argv[5:9])}
 anomalies = []
 for label, r in runs.items():
     w = r["wrk"]
@@ -104,10 +110,16 @@ for label, r in runs.items():
         anomalies.append(f"{label}: {w.get('other')} answers not 201, socket errors {w['socket_errors']}")
     if r["log_error_lines"]:
         anomalies.append(f"{label}: {r['log_error_lines']} error lines in the server log")
-p, t = runs["plain"], runs["translated"]
+p = max((runs["plain1"], runs["plain2"]), key=lambda r: r["rate"])
+t = max((runs["translated1"], runs["translated2"]), key=lambda r: r["rate"])
 per_message = t["calls"] / t["stored"] if t["stored"] else None
-if p["calls"]:
-    anomalies.append(f"plain: {p['calls']} provider calls without translation mode")
+for label in ("plain1", "plain2"):
+    if runs[label]["calls"]:
+        anomalies.append(f"{label}: {runs[label]['calls']} provider calls without translation mode")
+for label in ("translated1", "translated2"):
+    r = runs[label]
+    if not r["stored"] or r["calls"] != 5 * r["stored"]:
+        anomalies.append(f"{label}: {r['calls']} provider calls for {r['stored']} messages (5 each expected)")
 rows = [
     row("messages sent/s into a 50-reader chat, 5 languages in translation mode vs translation off (64 conns)",
         t["rate"], p["rate"], ratio(t["rate"], p["rate"]), "≥ 0.90×", t["rate"] >= 0.9 * p["rate"] and not anomalies),
@@ -115,17 +127,19 @@ rows = [
         ratio(t["wrk"].get("p99_ms"), p["wrk"].get("p99_ms")), "≤ 1.10×",
         t["wrk"].get("p99_ms") is not None and t["wrk"]["p99_ms"] <= 1.1 * p["wrk"]["p99_ms"], "ms"),
     row("provider calls per message (5 languages, 50 readers)", per_message, "5 languages", None, "= 5",
-        per_message is not None and abs(per_message - 5) < 0.01),
+        per_message is not None and abs(per_message - 5) < 0.01 and not any("calls for" in a for a in anomalies)),
     row("seconds for the background worker to finish after the run", t["drain_s"], "—", None, "— (context)", None, "s"),
 ]
 write_result(results_dir, "translation", {
-    "config": {"connections": connections, "duration_s": duration, "readers": 50, "languages": 5,
+    "config": {"connections": connections, "duration_s": duration, "readers": 50, "languages": 5, "rounds": 2,
                "reference": "the same chat with translation off", "provider": "scripts/translate_stub.py (LibreTranslate shapes)"},
     "runs": runs, "anomalies": anomalies, "rows": rows, "verdict": verdict(rows),
 })
 for a in anomalies:
     print(f"translation: note: {a}", file=sys.stderr)
-print(f"translation: {verdict(rows)}  translated: {fmt(t['rate'])} messages/s (p99 {fmt(t['wrk'].get('p99_ms'))} ms) vs off "
+print(f"translation: {verdict(rows)}  (better of 2 rounds each; rounds: "
+      + ", ".join(f"{k} {fmt(v['rate'])}/s p99 {fmt(v['wrk'].get('p99_ms'))} ms" for k, v in runs.items()) + ")")
+print(f"translation: translated: {fmt(t['rate'])} messages/s (p99 {fmt(t['wrk'].get('p99_ms'))} ms) vs off "
       f"{fmt(p['rate'])}/s (p99 {fmt(p['wrk'].get('p99_ms'))} ms); {t['calls']} calls for {t['stored']} messages "
       f"({fmt(per_message)} per message; {t['translation_events']} translation events), drained in {t['drain_s']} s")
 PY
