@@ -70,7 +70,7 @@ struct JournalRepository: Sendable {
 
     /// Of the next `limit` events after `after`, those of `types`, and the last id looked at.
     static func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>,
-                       in db: Database) throws -> ([RecordedEvent], Int64) {
+                       in db: Database) throws -> ([Row], Int64) {
         guard let end = try db.queryOne("""
             SELECT MAX(id) AS id FROM (SELECT id FROM system_events WHERE id > ? ORDER BY id LIMIT ?)
             """, after, limit)?.int64("id") else { return ([], after) }
@@ -82,7 +82,8 @@ struct JournalRepository: Sendable {
             SELECT id, type, audience_kind, audience_id, audience_users, data, created_at FROM system_events
             WHERE id > ? AND id <= ? AND type IN (\(marks(sorted.count))) AND audience_kind IN (\(marks(kinds.count))) ORDER BY id
             """, bindings: [after, end] + sorted + kinds)
-        return (rows.compactMap(JournalRepository.event), end)
+        // Rows, not events: the caller decodes them on its own thread, off the store's.
+        return (rows, end)
     }
 
     /// The newest id ever handed out (sqlite_sequence survives deletes), 0 before the first event.

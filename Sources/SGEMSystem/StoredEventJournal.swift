@@ -29,10 +29,10 @@ final class StoredEventJournal: EventJournal {
         -> (events: [RecordedEvent], scannedTo: Int64) {
         let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
         guard bounded > 0 else { return ([], after) }
-        let (events, end) = try await store().read { db in
+        let (rows, end) = try await store().read { db in
             try JournalRepository.events(after: after, limit: bounded, types: types, audiences: audiences, in: db)
         }
-        return (events, end)
+        return (rows.compactMap(JournalRepository.event), end)
     }
 
     func lastEventID() async throws -> Int64 {

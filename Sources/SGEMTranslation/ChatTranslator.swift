@@ -138,7 +138,9 @@ final class ChatTranslator: ChatTranslations, Sendable {
         for await _ in wake {
             try Task.checkCancellation()
             while true {
-                // Only what concerns the worker is decoded: messages in chats, membership changes.
+                // Only what concerns the worker is decoded (here, on the worker's thread): messages
+                // in chats, membership changes.
+                await yieldToForeground()
                 let window = try await journal.events(after: cursor, limit: ChatTranslator.window, types: ChatTranslator.types,
                                                       audiences: [.chat, .users])
                 var jobs: [Job] = []
