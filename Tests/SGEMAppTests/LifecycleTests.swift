@@ -11,7 +11,8 @@ import Testing
         let running = try await RunningServer.start(configuration: Configuration(overrides: [
             "port": "0", "host": "127.0.0.1", "data-dir": dir.path, "log-level": "warning", "password-hash-log-n": "10",
         ]))
-        #expect(running.serviceNames == ["accounts.expiry", "realtime.hub", "realtime.retention"])
+        #expect(running.serviceNames == ["company.feeds", "accounts.expiry", "realtime.hub", "realtime.retention", "translation.chats",
+                                         "translation.cache"])
         #expect(running.context.runtimeSettings != nil, "the runtime settings service is published at boot")
         let metrics = try httpRequest(port: running.port, path: "/metrics")
         #expect(metrics.status == 200, "loopback reads the metrics")
