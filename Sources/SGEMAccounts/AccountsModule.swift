@@ -47,5 +47,14 @@ public struct AccountsModule: Module {
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         AccountsCommands(context: context).register(&commands)
         context.services.register((any UserDirectory).self, StoreDirectory(openStore: context.openStore))
+        context.services.register((any AuditTrail).self, AccountsAuditTrail())
+    }
+}
+
+/// `AuditTrail` for other modules: their admin changes land in the accounts module's audit log.
+struct AccountsAuditTrail: AuditTrail {
+    func record(_ record: AuditRecord, in db: Database) throws {
+        try AccountsRepository().appendAudit(db, at: .now(), event: record.event, actorID: record.actorID, targetID: nil, login: nil,
+                                             ip: record.ip, detail: record.detail)
     }
 }

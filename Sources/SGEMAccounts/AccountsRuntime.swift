@@ -36,6 +36,7 @@ struct AccountsRuntime: ModuleRuntime {
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))
         context.services.register((any FirstRunSetup).self, setup)
+        context.services.register((any AuditTrail).self, AccountsAuditTrail())
         return runtime
     }
 

@@ -74,6 +74,7 @@ extension CompanyRuntime {
         let feeds = self.feeds
         let fetcher = self.fetcher
         let logger = self.logger
+        let registry = self.registry
         user.get("/company/feed", doc: RouteDoc(
             summary: "The newest entries of the company's feeds, newest first", tags: ["company"],
             query: [QueryDoc("limit", "how many entries, 1 to 50 (default 20)", schema: ["type": "integer"])],
@@ -100,7 +101,10 @@ extension CompanyRuntime {
                         ResponseDoc(status: 422, description: "Invalid URLs, per field in details.fields")],
             authenticated: true)) { request, context in
             let urls = try FeedURLs.fromBody(request)
-            let saved = try await feeds.replace(with: urls)
+            let audit = registry.resolve((any AuditTrail).self)
+            let entry = AuditRecord(event: "company.feeds", actorID: try context.user().id, ip: request.clientAddress,
+                                    detail: urls.isEmpty ? "no feeds" : urls.joined(separator: " "))
+            let saved = try await feeds.replace(with: urls) { db in try audit?.record(entry, in: db) }
             logger.notice("company feeds changed", ["user.id": String(try context.user().id), "request.id": context.requestID,
                                                     "feeds": String(urls.count)])
             fetcher.wake()

@@ -93,8 +93,10 @@ struct FeedRepository: Sendable {
 
     /// Replaces the list by `urls` (checked already) in one write: kept URLs keep their entries
     /// and validators, new ones wait for their first fetch.
-    func replace(with urls: [String]) async throws -> [FeedStatus] {
+    /// Replaces the list; `also` runs in the same transaction (the audit entry).
+    func replace(with urls: [String], also: (@Sendable (Database) throws -> Void)? = nil) async throws -> [FeedStatus] {
         try await store.write { db in
+            try also?(db)
             let existing = Set(try db.query("SELECT url FROM company_feeds").compactMap { $0.string("url") })
             for url in existing.subtracting(urls) {
                 try db.execute("DELETE FROM company_feeds WHERE url = ?", url)

@@ -46,8 +46,16 @@ struct TranslationCommands: Sendable {
             value = value?.trimmingSpaces
             if value == "", name == "url" || name == "api-key" { value = nil }
             let desk = try await TranslationCommands.desk(context)
+            let settings = desk.settings
+            let audit = context.services.resolve((any AuditTrail).self)
+            let entry = AuditRecord(event: "translation.settings", actorID: nil, ip: nil,
+                                    detail: TranslationRoutes.describe([(key, value)]) + " (command line)")
+            let change = value
             do {
-                try await desk.settings.set(key, to: value)
+                try await desk.store.write { db in
+                    try settings.set(key, to: change, in: db)
+                    try audit?.record(entry, in: db)
+                }
             } catch let error as RuntimeSettingError {
                 throw CommandError.failure("\(name) \(error.message.split(separator: " ", maxSplits: 1).last.map(String.init) ?? error.message)")
             }

@@ -172,13 +172,17 @@ struct TranslationRoutes: Sendable {
                                      "timeoutMs": ["type": "integer", "minimum": 500, "maximum": 60000]]),
             responses: [ResponseDoc(status: 200, description: "The settings now", schema: TranslationRoutes.settingsSchema),
                         S.error(422, "validation_failed")] + TranslationRoutes.adminErrors,
-            authenticated: true)) { request, _ in
+            authenticated: true)) { request, context in
             var body = try JSONBody(request)
             let change = TranslationRoutes.settingsChange(&body)
             try body.check()
             let settings = desk.settings
+            let audit = services.resolve((any AuditTrail).self)
+            let entry = AuditRecord(event: "translation.settings", actorID: try context.user().id, ip: request.clientAddress,
+                                    detail: TranslationRoutes.describe(change))
             try await desk.store.write { db in
                 for (key, value) in change { try settings.set(key, to: value, in: db) }
+                if !change.isEmpty { try audit?.record(entry, in: db) }
             }
             desk.settingsChanged()
             return .json(try await TranslationRoutes.settingsView(desk))
@@ -286,6 +290,19 @@ struct TranslationRoutes: Sendable {
         default: body.problem("timeoutMs", "must be a whole number from 500 to 60000")
         }
         return change
+    }
+
+    /// A change in words for the audit log: never the key itself.
+    static func describe(_ change: [(String, String?)]) -> String {
+        change.map { key, value in
+            switch key {
+            case TranslationDesk.apiKeyKey: value == nil ? "API key removed" : "API key set"
+            case TranslationDesk.providerKey: "provider \(value ?? "")"
+            case TranslationDesk.urlKey: "URL \(value ?? "(the provider's own)")"
+            case TranslationDesk.timeoutKey: "timeout \(value ?? "") ms"
+            default: key
+            }
+        }.joined(separator: "; ")
     }
 
     /// Why `url` cannot be a provider's address; nil when it can (empty: the provider's own).

@@ -38,6 +38,11 @@ struct FeedAPITests {
             #expect(feed["title"] == .null && feed["error"] == .null)
         }
         #expect(try await s.setFeeds([]).isEmpty, "an empty list clears")
+        // Both changes are in the audit log with who made them; the refused ones are not.
+        let audit = try await s.expect(200, "GET", "/admin/audit?event=company.feeds", as: "boss")
+        let entries = audit["items"]?.arrayValue ?? []
+        #expect(entries.map { $0["detail"]?.stringValue } == ["no feeds", "https://b.example/feed https://a.example/feed"])
+        #expect(entries.allSatisfy { $0["actorId"]?.numberValue == Double(s.userID("boss")) })
         await s.stop()
     }
 

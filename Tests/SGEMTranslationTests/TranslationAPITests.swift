@@ -57,6 +57,14 @@ struct TranslationAPITests {
             // null removes the key; left out keeps it.
             #expect(try await o.expect(200, "PUT", "/admin/translation", as: "boss", ["timeoutMs": 3000])["apiKeySet"] == true)
             #expect(try await o.expect(200, "PUT", "/admin/translation", as: "boss", ["apiKey": .null])["apiKeySet"] == false)
+            // Each change is in the audit log, with who made it and what changed — never the key.
+            let audit = try await o.call("GET", "/admin/audit?limit=50", as: "boss")
+            #expect(!audit.text.contains(secret))
+            let entries = (try audit.json())["items"]?.arrayValue?.filter { $0["event"] == "translation.settings" } ?? []
+            #expect(entries.count == 3, "\(entries)")
+            let details = entries.compactMap { $0["detail"]?.stringValue }
+            #expect(details.contains { $0.contains("provider deepl") && $0.contains("API key set") && $0.contains("timeout 2500 ms") })
+            #expect(details.contains("API key removed"))
         }
     }
 
