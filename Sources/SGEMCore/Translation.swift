@@ -100,13 +100,6 @@ public struct TranslationFailure: HTTPResponseError, Equatable, CustomStringConv
     }
     public var description: String { "\(code): \(message)" }
 
-    /// Whether trying the same text again later may succeed (used by the background worker).
-    public var isTransient: Bool {
-        switch failure {
-        case .rateLimited, .providerUnavailable, .providerTimeout: true
-        default: false
-        }
-    }
 }
 
 /// A translation provider (LibreTranslate, DeepL, Yandex v1.5, or none). Implementations talk

@@ -129,28 +129,34 @@ final class TranslationDesk: Sendable {
             if let running = calls[key] { return (running, false) }
             let store = self.store, metrics = self.metrics
             let started = Task<Outcome, any Error> {
-                metrics.calls.increment()
-                let answer: TranslationResult
-                do {
-                    answer = try await translator.translate(TranslationRequest(text: shield.masked, source: source, target: target))
-                } catch {
-                    metrics.failures.increment()
-                    throw error
-                }
-                let detected = TranslationDesk.languageCode(answer.source) ?? source ?? "und"
-                let translated = detected == target ? text : shield.restore(answer.text)
-                let entry = TranslationRepository.Entry(source: detected, translated: translated)
+                let entry = try await TranslationDesk.ask(translator, text, shield: shield, source: source, target: target, metrics: metrics)
                 try await store.write { db in
                     try TranslationRepository.store(key: key, target: target, entry: entry, textKey: source == nil ? textKey : nil,
                                                     at: Timestamp.now(), in: db)
                 }
-                return Outcome(text: translated, source: detected, target: target, provider: provider, cached: false)
+                return Outcome(text: entry.translated, source: entry.source, target: target, provider: provider, cached: false)
             }
             calls[key] = started
             return (started, true)
         }
         defer { if task.1 { inflight.withLock { _ = $0.removeValue(forKey: key) } } }
         return try await task.0.value
+    }
+
+    /// One call to the provider: the shielded text out, the protected pieces back in, the
+    /// detected language as an ISO 639-1 code (the original text when it was already in `target`).
+    static func ask(_ translator: any Translator, _ text: String, shield: TextShield, source: String?, target: String,
+                    metrics: TranslationMetrics) async throws -> TranslationRepository.Entry {
+        metrics.calls.increment()
+        let answer: TranslationResult
+        do {
+            answer = try await translator.translate(TranslationRequest(text: shield.masked, source: source, target: target))
+        } catch {
+            metrics.failures.increment()
+            throw error
+        }
+        let detected = TranslationDesk.languageCode(answer.source) ?? source ?? "und"
+        return TranslationRepository.Entry(source: detected, translated: detected == target ? text : shield.restore(answer.text))
     }
 
     /// One text for one language, in a batch.
@@ -210,15 +216,11 @@ final class TranslationDesk: Sendable {
                 }
                 let item = items[indexes[0]]
                 group.addTask {
-                    let shield = TextShield(item.text)
-                    metrics.calls.increment()
                     do {
-                        let answer = try await translator.translate(TranslationRequest(text: shield.masked, source: nil, target: item.target))
-                        let detected = TranslationDesk.languageCode(answer.source) ?? "und"
-                        let text = detected == item.target ? item.text : shield.restore(answer.text)
-                        return (key, .success(TranslationRepository.Entry(source: detected, translated: text)))
+                        let entry = try await TranslationDesk.ask(translator, item.text, shield: TextShield(item.text), source: nil,
+                                                                  target: item.target, metrics: metrics)
+                        return (key, .success(entry))
                     } catch {
-                        metrics.failures.increment()
                         return (key, .failure(error))
                     }
                 }

@@ -128,10 +128,6 @@ enum TranslationRepository {
         return removed
     }
 
-    static func clearCache(in db: Database) throws {
-        try db.execute("DELETE FROM translation_cache")
-        try db.execute("DELETE FROM translation_sources")
-    }
 
     // MARK: Chat readers
 
@@ -154,8 +150,4 @@ enum TranslationRepository {
         }
     }
 
-    /// Forgets the readers of `chat` among `users` (they left it).
-    static func removeReaders(chat: Int64, users: [Int64], in db: Database) throws {
-        for user in users { try db.execute("DELETE FROM translation_chat_readers WHERE chat_id = ? AND user_id = ?", chat, user) }
-    }
 }
