@@ -115,3 +115,14 @@ def seed_in_threads(seed, people, *args, threads=8):
         t.join()
     if failures:
         sys.exit(f"seeding: {len(failures)} failed calls, first: {failures[0]}")
+
+
+def count_created(runs, anomalies):
+    """Sets each wrk run's `acked` (201s counted by writes.lua) and `rate`; answers other than 201
+    and socket errors are added to `anomalies`."""
+    for label, r in runs.items():
+        w = r["wrk"]
+        r["acked"] = w.get("created", 0)
+        r["rate"] = r["acked"] / w["duration_s"]
+        if w.get("other") or w["non_2xx"] or sum(w["socket_errors"].values()):
+            anomalies.append(f"{label}: {w.get('other')} answers not 201, socket errors {w['socket_errors']}")

@@ -68,17 +68,13 @@ measure slow-batch1 --store-write-batch 1 >"$runs.slow-batch1"
   "$runs.group" "$runs.batch1" "$runs.slow-group" "$runs.slow-batch1" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from benchlib import fmt, ratio, row, verdict, write_result
+from benchlib import count_created, fmt, ratio, row, verdict, write_result
 
 results_dir, connections, duration, slow_us = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 runs = {r["label"]: r for r in (json.load(open(p)) for p in sys.argv[6:10])}
 anomalies = []
+count_created(runs, anomalies)
 for label, r in runs.items():
-    w = r["wrk"]
-    r["acked"] = w.get("created", 0)
-    r["rate"] = r["acked"] / w["duration_s"]
-    if w.get("other") or w["non_2xx"] or sum(w["socket_errors"].values()):
-        anomalies.append(f"{label}: {w.get('other')} answers not 201, socket errors {w['socket_errors']}")
     # Messages in flight when wrk stopped land uncounted: at most one per connection.
     if not r["acked"] <= r["stored"] <= r["acked"] + connections:
         anomalies.append(f"{label}: {r['acked']} messages acknowledged but {r['stored']} stored")

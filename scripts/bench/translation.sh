@@ -97,17 +97,13 @@ measure translated2 --translated >"$runs.translated2"
 "$BENCH_PYTHON" - "$BENCH_DIR" "$RESULTS_DIR" "$CONNECTIONS" "$DURATION" "$runs.plain1" "$runs.translated1" "$runs.plain2" "$runs.translated2" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from benchlib import fmt, ratio, row, verdict, write_result
+from benchlib import count_created, fmt, ratio, row, verdict, write_result
 
 results_dir, connections, duration = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 runs = {r["label"]: r for r in (json.load(open(p)) for p in sys.argv[5:9])}
 anomalies = []
+count_created(runs, anomalies)
 for label, r in runs.items():
-    w = r["wrk"]
-    r["acked"] = w.get("created", 0)
-    r["rate"] = r["acked"] / w["duration_s"]
-    if w.get("other") or w["non_2xx"] or sum(w["socket_errors"].values()):
-        anomalies.append(f"{label}: {w.get('other')} answers not 201, socket errors {w['socket_errors']}")
     if r["log_error_lines"]:
         anomalies.append(f"{label}: {r['log_error_lines']} error lines in the server log")
 p = max((runs["plain1"], runs["plain2"]), key=lambda r: r["rate"])
