@@ -58,8 +58,10 @@ final class ChatTranslator: ChatTranslations, Sendable {
         (wake, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Loads who reads which chat translated.
+    /// Loads who reads which chat translated, and notes where the journal ends: the worker
+    /// starts from there.
     func load() async throws {
+        progress.store(try await journal.lastEventID(), ordering: .releasing)
         let rows = try await store.read { db in try TranslationRepository.readers(in: db) }
         readers.withLock { map in
             map.removeAll()
@@ -125,16 +127,20 @@ final class ChatTranslator: ChatTranslations, Sendable {
 
     // MARK: The worker
 
-    /// Follows the journal from its newest event: every `message.created` or edit in a chat
+    /// Follows the journal from where it ended at `load()`: every `message.created` or edit in a chat
     /// with readers in translation mode becomes a job; so does what lists queued. Runs until
     /// cancelled.
     func run() async throws {
-        var cursor = try await journal.lastEventID()
+        // The worker starts where the journal ended when the module booted (before the server
+        // took requests), and looks once straight away: a message sent before its thread got
+        // going is still translated live, and what lists queued meanwhile is not left waiting.
         let commits = journal.commits()
+        var cursor = progress.load(ordering: .acquiring)
         let forward = Task { [wakeUp] in
             for await _ in commits { wakeUp.yield() }
         }
         defer { forward.cancel() }
+        wakeUp.yield()
         for await _ in wake {
             try Task.checkCancellation()
             while true {
