@@ -1,4 +1,5 @@
 import SGEMSupport
+import Synchronization
 
 /// The SQLite database of the server: one writer thread that group-commits queued writes, and a
 /// small pool of reader threads. Callers await their work; no SQLite call runs on Swift's pool.
@@ -67,14 +68,16 @@ public final class Store: Sendable {
     /// store owns the transaction: a body that runs BEGIN, COMMIT, ROLLBACK, SAVEPOINT or RELEASE
     /// fails with `.transactionControl` and is rolled back. An error with `.batchAborted` means
     /// another write lost the shared transaction and nothing of this one was stored.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// `background` marks work nobody waits for (see `foregroundBusyNanoseconds`).
+    public func write<T: Sendable>(background: Bool = false, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = WriteJob.batched(
                 perform: { db in
                     let value = try body(db)
                     return { continuation.resume(returning: value) }
                 },
-                fail: { continuation.resume(throwing: $0) })
+                fail: { continuation.resume(throwing: $0) },
+                background: background)
             if !writes.enqueue(job) { continuation.resume(throwing: StoreError.closedStore) }
         }
     }
@@ -119,6 +122,12 @@ public final class Store: Sendable {
     /// Write jobs waiting for the writer (not counting the batch being committed).
     public var queueDepth: Int { writes.depth }
 
+    /// Nanoseconds the writer thread has spent running and committing batches that held a write
+    /// someone waits for (not `background` ones alone) since the store opened: background work
+    /// compares it with the clock to see how busy others keep the writer, and takes only a
+    /// small share of it then.
+    public var foregroundBusyNanoseconds: UInt64 { metrics.writerBusyNanoseconds.value.load(ordering: .relaxed) }
+
     /// Finishes every queued write and read, closes all connections, then returns. Later calls
     /// to `write` and `read` throw `StoreError` with code `.closed`.
     public func close() async {
@@ -135,12 +144,17 @@ public final class Store: Sendable {
 enum WriteJob: Sendable {
     /// A `write` body: runs inside the batch transaction; `perform` returns the resumption to
     /// call once the batch has committed, `fail` reports an error instead.
-    case batched(perform: @Sendable (Database) throws -> @Sendable () -> Void, fail: @Sendable (any Error) -> Void)
+    case batched(perform: @Sendable (Database) throws -> @Sendable () -> Void, fail: @Sendable (any Error) -> Void, background: Bool)
     /// Work that manages its own transactions (migrations): runs alone, between batches.
     case exclusive(@Sendable (Database) -> Void)
 
     var isExclusive: Bool {
         if case .exclusive = self { return true }
+        return false
+    }
+
+    var isBackground: Bool {
+        if case .batched(_, _, true) = self { return true }
         return false
     }
 }
@@ -154,6 +168,9 @@ struct StoreMetrics: Sendable {
     let batchSize: Histogram
     let commits: Counter
     let writeErrors: Counter
+    let writerBusy: Counter
+    /// The writer's time on batches with a foreground write (see `Store.foregroundBusyNanoseconds`).
+    let writerBusyNanoseconds = NanosecondTotal()
 
     init(registry: MetricsRegistry) {
         queueDepth = registry.gauge("sgem_store_write_queue_depth", help: "Write jobs waiting for the writer thread.")
@@ -161,7 +178,14 @@ struct StoreMetrics: Sendable {
                                        buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256])
         commits = registry.counter("sgem_store_commits_total", help: "Write transactions committed.")
         writeErrors = registry.counter("sgem_store_write_errors_total", help: "Write jobs that failed.")
+        writerBusy = registry.counter("sgem_store_writer_busy_seconds_total",
+                                      help: "Seconds the writer thread spent running and committing writes.")
     }
+}
+
+/// A running total of nanoseconds, read while it grows.
+final class NanosecondTotal: Sendable {
+    let value = Atomic<UInt64>(0)
 }
 
 /// Moves a non-Sendable value to the one thread that will own it.

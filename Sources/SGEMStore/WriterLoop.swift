@@ -11,7 +11,8 @@ struct WriterLoop {
     let metrics: StoreMetrics
     let logger: Logger
 
-    private typealias Batched = (perform: @Sendable (Database) throws -> @Sendable () -> Void, fail: @Sendable (any Error) -> Void)
+    private typealias Batched = (perform: @Sendable (Database) throws -> @Sendable () -> Void, fail: @Sendable (any Error) -> Void,
+                                 background: Bool)
 
     private enum Outcome {
         case done(@Sendable () -> Void)
@@ -21,6 +22,15 @@ struct WriterLoop {
     func run() {
         let db = Database(connection: connection)
         while let jobs = queue.take(limit: maxBatch, alone: \.isExclusive) {
+            let started = MonotonicClock.nanoseconds()
+            // Background work reads how busy others keep the writer: batches of background
+            // writes alone do not count.
+            let foreground = jobs.contains { !$0.isBackground }
+            defer {
+                let busy = MonotonicClock.nanoseconds() - started
+                if foreground { metrics.writerBusyNanoseconds.value.add(busy, ordering: .relaxed) }
+                metrics.writerBusy.increment(by: Double(busy) / 1e9)
+            }
             if case .exclusive(let body) = jobs[0] {
                 body(db)
                 // A body that left a transaction open must not swallow the next batch.
@@ -28,7 +38,7 @@ struct WriterLoop {
                 continue
             }
             let batch = jobs.compactMap { job -> Batched? in
-                if case .batched(let perform, let fail) = job { return (perform, fail) }
+                if case .batched(let perform, let fail, let background) = job { return (perform, fail, background) }
                 return nil
             }
             commit(batch, db: db)
@@ -129,7 +139,7 @@ struct WriterLoop {
             }
         }
         if let culprit { batch[outcomes.count].fail(culprit) }
-        let untouched = batch[ran...].map { WriteJob.batched(perform: $0.perform, fail: $0.fail) }
+        let untouched = batch[ran...].map { WriteJob.batched(perform: $0.perform, fail: $0.fail, background: $0.background) }
         queue.requeue(untouched)
     }
 

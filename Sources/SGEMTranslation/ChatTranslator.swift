@@ -9,6 +9,8 @@ import Synchronization
 /// readers as a `message.updated` event carrying `translation`, recorded in the journal for
 /// their eyes only (`chat_users`: these users while members of the chat). Lists of messages
 /// carry the translations made so far; a message a list finds untranslated is queued.
+/// The worker runs at background priority and, while others keep the store's writer busy,
+/// keeps its own use of the store to `storeShare` (see `pace`).
 final class ChatTranslator: ChatTranslations, Sendable {
     let desk: TranslationDesk
     let store: Store
@@ -28,6 +30,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
     let progress = Atomic<Int64>(0)
     /// chat → its readers in translation mode who are members now (see `memberReaders`).
     private let memberReaders = Mutex<[Int64: Set<Int64>]>([:])
+    /// The worker's use of the store since it last paced itself (see `pace`).
+    private let pacing = Mutex(Pacing())
     private let wake: AsyncStream<Void>
     private let wakeUp: AsyncStream<Void>.Continuation
 
@@ -147,8 +151,10 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 // Only what concerns the worker is decoded (here, on the worker's thread): messages
                 // in chats, membership changes.
                 await yieldToForeground()
+                let reading = MonotonicClock.nanoseconds()
                 let window = try await journal.events(after: cursor, limit: ChatTranslator.window, types: ChatTranslator.types,
                                                       audiences: [.chat, .users])
+                owe(reads: MonotonicClock.nanoseconds() - reading, write: 0)
                 var jobs: [Job] = []
                 for recorded in window.events {
                     if let job = job(for: recorded) { jobs.append(job) }
@@ -161,6 +167,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 }
                 for start in stride(from: 0, to: jobs.count, by: ChatTranslator.batch) {
                     await work(Array(jobs[start..<min(start + ChatTranslator.batch, jobs.count)]))
+                    await pace()
                 }
                 progress.store(cursor, ordering: .releasing)
                 if !moved { break }
@@ -228,7 +235,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
             let recipients = owners
             let published = desk.metrics.published
             // The events are built and serialised here, on the worker's thread; the write only inserts them.
-            let (_, failures) = try await desk.translateBatch(items, concurrency: ChatTranslator.concurrency, prepare: { outcomes in
+            let result = try await desk.translateBatch(items, concurrency: ChatTranslator.concurrency, prepare: { outcomes in
                 recipients.indices.compactMap { i -> RealtimeEvent? in
                     guard let outcome = outcomes[i], !outcome.sameLanguage else { return nil }
                     return ChatTranslator.event(recipients[i].message, outcome, to: recipients[i].audience)
@@ -240,6 +247,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 }
             }
             journal.didCommit()
+            owe(reads: result.readNanos, write: result.writeNanos)
+            let failures = result.failed
             if !failures.isEmpty {
                 failed.withLock { map in
                     if map.count > 10_000 { map.removeAll() }
@@ -266,6 +275,54 @@ final class ChatTranslator: ChatTranslations, Sendable {
 
     static let maxYield: Duration = .milliseconds(250)
     static let yieldStep: Duration = .milliseconds(5)
+
+    /// Adds the store time of the worker's latest reads and write to what `pace` settles.
+    func owe(reads: UInt64, write: UInt64) {
+        pacing.withLock { p in
+            p.ownReads += reads
+            p.ownWrites += write
+        }
+    }
+
+    /// Keeps the worker's share of the store under `storeShare` while others keep its writer
+    /// busy. The worker's threads run at background priority, but its reads and its write run
+    /// on the store's threads at their normal priority: so after each round it waits for
+    /// (its store time) × (1 / share − 1) × (the fraction of the time since the last round that
+    /// the writer spent on batches with others' writes). On an idle server that is no wait at
+    /// all; under full load the worker takes about `storeShare` of the store, and translations
+    /// follow more slowly until the load passes.
+    func pace() async {
+        let now = MonotonicClock.nanoseconds()
+        let busy = store.foregroundBusyNanoseconds
+        let pause = pacing.withLock { p -> UInt64 in
+            defer { p = Pacing(at: now, writerBusy: busy) }
+            guard p.at > 0 else { return 0 }
+            return ChatTranslator.pause(own: p.ownReads + p.ownWrites, wall: now &- p.at, othersBusy: busy &- p.writerBusy)
+        }
+        guard pause >= 1_000_000 else { return }
+        try? await Task.sleep(for: .nanoseconds(Int64(pause)))
+    }
+
+    /// The wait, in nanoseconds, after a round that used the store for `own` when, over the
+    /// `wall` since the last round, others kept the writer busy for `othersBusy`.
+    static func pause(own: UInt64, wall: UInt64, othersBusy: UInt64) -> UInt64 {
+        guard wall > 0, wall < 1 << 62, othersBusy < 1 << 62 else { return 0 }
+        let load = min(1, Double(othersBusy) / Double(wall))
+        return UInt64(min(Double(own) * (1 / storeShare - 1) * load, maxPause))
+    }
+
+    /// The worker's share of the store under load.
+    static let storeShare = 0.02
+    static let maxPause = 2e9
+
+    struct Pacing {
+        /// When the worker last settled, and the writer's busy total then.
+        var at: UInt64 = 0
+        var writerBusy: UInt64 = 0
+        /// The worker's store time since.
+        var ownReads: UInt64 = 0
+        var ownWrites: UInt64 = 0
+    }
 
     /// `message.updated` carrying the message and its translation, for `audience` only.
     static func event(_ message: ReadableMessage, _ outcome: TranslationDesk.Outcome, to audience: [Int64]) -> RealtimeEvent {

@@ -169,18 +169,22 @@ final class TranslationDesk: Sendable {
     /// shortcuts, the shield — with one read for the whole batch, each distinct text and target
     /// sent to the provider once, at most `concurrency` calls at a time, and one write that
     /// stores the new translations and runs `record` with what `prepare` made of the outcomes
-    /// (the chat worker's events, built before the write) in the same transaction. Items that failed are absent from the answer; `failed` gets their indexes.
+    /// (the chat worker's events, built before the write) in the same transaction. Items that
+    /// failed are absent from `outcomes`; `failed` has their indexes.
     func translateBatch<Prepared: Sendable>(_ items: [BatchItem], concurrency: Int,
                                             prepare: @Sendable ([Int: Outcome]) -> Prepared,
                                             record: @escaping @Sendable (Database, Prepared) throws -> Void) async throws
-        -> (outcomes: [Int: Outcome], failed: [Int: any Error]) {
+        -> BatchResult {
         let s = try await providerSettings()
         let translator = try translator(s, background: true)
         let provider = s.provider
         let keys = items.map { TranslationDesk.key(provider: provider, source: "auto", target: $0.target, text: $0.text) }
         let textKeys = items.map { TranslationDesk.key(provider: provider, source: "", target: "", text: $0.text) }
-        let (hits, known) = try await store.read { db in
-            (try TranslationRepository.cached(Array(Set(keys)), in: db), try TranslationRepository.knownSources(Array(Set(textKeys)), in: db))
+        let (hits, known, readNanos) = try await store.read { db in
+            let started = MonotonicClock.nanoseconds()
+            let hits = try TranslationRepository.cached(Array(Set(keys)), in: db)
+            let known = try TranslationRepository.knownSources(Array(Set(textKeys)), in: db)
+            return (hits, known, MonotonicClock.nanoseconds() - started)
         }
         var outcomes: [Int: Outcome] = [:]
         var pending: [CacheKey: [Int]] = [:]
@@ -240,15 +244,28 @@ final class TranslationDesk: Sendable {
             return (key, sourcesWritten.insert(textKeys[i]).inserted ? textKeys[i] : nil, items[i].target, entry)
         }
         let now = Timestamp.now()
-        guard !fresh.isEmpty || !outcomes.isEmpty else { return (outcomes, failed) }
+        guard !fresh.isEmpty || !outcomes.isEmpty else {
+            return BatchResult(outcomes: outcomes, failed: failed, readNanos: readNanos, writeNanos: 0)
+        }
         let prepared = prepare(outcomes)
-        try await store.write { db in
+        let writeNanos = try await store.write(background: true) { db in
+            let started = MonotonicClock.nanoseconds()
             for (key, textKey, target, entry) in fresh {
                 try TranslationRepository.store(key: key, target: target, entry: entry, textKey: textKey, at: now, in: db)
             }
             try record(db, prepared)
+            return MonotonicClock.nanoseconds() - started
         }
-        return (outcomes, failed)
+        return BatchResult(outcomes: outcomes, failed: failed, readNanos: readNanos, writeNanos: writeNanos)
+    }
+
+    /// What `translateBatch` did: the outcomes by item, the items that failed (with why), and
+    /// the time its read and its write took on the store's threads.
+    struct BatchResult: Sendable {
+        let outcomes: [Int: Outcome]
+        let failed: [Int: any Error]
+        let readNanos: UInt64
+        let writeNanos: UInt64
     }
 
     /// The cached translations of `texts` into `target` (detected source), by text; texts not

@@ -14,6 +14,25 @@ import Testing
         }
     }
 
+    @Test("the writer's busy time counts batches with a write someone waits for, not background ones alone")
+    func foregroundBusyTime() async throws {
+        let dir = TemporaryDirectory()
+        let registry = MetricsRegistry()
+        let store = try makeStore(dir, metrics: registry)
+        try await store.write { try $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)") }
+        let before = store.foregroundBusyNanoseconds
+        #expect(before > 0)
+        try await store.write(background: true) { db in
+            for n in 0..<500 { try db.execute("INSERT INTO t (n) VALUES (?)", n) }
+        }
+        #expect(store.foregroundBusyNanoseconds == before)
+        #expect(registry.render().contains("sgem_store_writer_busy_seconds_total"))
+        try await store.write { try $0.execute("INSERT INTO t (n) VALUES (1)") }
+        #expect(store.foregroundBusyNanoseconds > before)
+        #expect(try await store.read { try $0.scalar("SELECT COUNT(*) FROM t") } == .integer(501))
+        await store.close()
+    }
+
     @Test func concurrentWritersShareCommits() async throws {
         let dir = TemporaryDirectory()
         let registry = MetricsRegistry()

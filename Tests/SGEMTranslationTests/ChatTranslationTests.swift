@@ -137,6 +137,23 @@ struct ChatTranslationTests {
         }
     }
 
+    @Test("the worker's pace: no wait on an idle store; under load it keeps to its share of the store")
+    func pacing() {
+        let ms: UInt64 = 1_000_000
+        #expect(ChatTranslator.pause(own: 2 * ms, wall: 100 * ms, othersBusy: 0) == 0)
+        // Others kept the writer busy all the time: the worker's 2 ms are 2 % of 2 ms + the wait.
+        let full = ChatTranslator.pause(own: 2 * ms, wall: 100 * ms, othersBusy: 100 * ms)
+        #expect(full == 98 * ms)
+        #expect(Double(2 * ms) / Double(2 * ms + full) == ChatTranslator.storeShare)
+        #expect(ChatTranslator.pause(own: 2 * ms, wall: 100 * ms, othersBusy: 50 * ms) == 49 * ms)
+        // More than the wall (clocks read apart) counts as full load; a long round waits at most maxPause.
+        #expect(ChatTranslator.pause(own: 2 * ms, wall: 100 * ms, othersBusy: 300 * ms) == 98 * ms)
+        #expect(ChatTranslator.pause(own: 1_000 * ms, wall: 100 * ms, othersBusy: 100 * ms) == UInt64(ChatTranslator.maxPause))
+        // A clock that went backwards (wrapped difference) or no time at all: no wait.
+        #expect(ChatTranslator.pause(own: 2 * ms, wall: 0 &- 5, othersBusy: 100 * ms) == 0)
+        #expect(ChatTranslator.pause(own: 2 * ms, wall: 0, othersBusy: 0) == 0)
+    }
+
     @Test("a page of history queues what it finds untranslated; the translation follows live")
     func backlog() async throws {
         let stub = try TranslationStub(.libretranslate)

@@ -85,7 +85,7 @@ references = [
     "messaging-read — GET /healthz on the same server in the same run, beside history ?limit=50 on a 100,000-message chat (64 conns) and search (4 conns, 12 queries in turn) over 1,000,000 messages in 200 chats seeded through SQL (messaging-seed.py, then FTS5 'rebuild');",
     "realtime-fanout — no reference server: latency from each send's 201 to its delivery at every member, checked for loss, duplicates and strays (journal mode through --bench-module; messages mode once messaging serves POST /chats);",
     "realtime-idle — the same server, restarted, holding the same number of idle HTTP keep-alive connections;",
-    "translation — the same 50-reader group with translation off, beside it with every reader (5 languages) in translation mode through a LibreTranslate stand-in (scripts/translate_stub.py) counting calls; 64 conns, 8 s of sends by the group's creator, 2 alternating rounds, the better of each mode; calls counted after the worker drained; the stand-in at idle priority on wrk's CPU.",
+    "translation — the same 50-reader group with translation off, beside it with every reader (5 languages) in translation mode through a LibreTranslate stand-in (scripts/translate_stub.py) counting calls; 64 conns, 8 s of sends by the group's creator, 4 rounds of each mode in ABBA order (plain, translated, translated, plain, …), each mode judged by its median round; calls counted after the worker drained; the stand-in at idle priority on wrk's CPU.",
 ]
 lines += references
 # The end figure includes the benchmarks' own load; only the start says whether others were busy.
