@@ -9,6 +9,9 @@ extension CompanyCommands {
     /// like `PUT /admin/company/feeds`. A running server fetches new URLs at its next round.
     func feedsCommand() -> Command {
         let openStore = context.openStore
+        let services = context.services
+        // Changes from the command line are in the audit log too, as from the API.
+        let audit: @Sendable () -> (any AuditTrail)? = { services.resolve((any AuditTrail).self) }
         var feeds = CommandRegistry(noun: "feeds verb", helpHint: "admin company feeds --help")
         let show = Command("show", summary: "print the feed URLs with each one's last fetch", usage: "[--json]",
                            options: [.flag("json", "print JSON")]) { args, ctx in
@@ -29,11 +32,15 @@ extension CompanyCommands {
                     return "\(index.map { args.positionals[$0] } ?? "the list") \(problem.stringValue ?? "")"
                 }.joined(separator: "; "))
             }
-            let saved = try await FeedRepository(store: try await openStore()).replace(with: urls)
+            let saved = try await FeedRepository(store: try await openStore()).replace(with: urls) { db in
+                try audit()?.record(CompanyCommands.feedsAudit(urls), in: db)
+            }
             ctx.io.print("\(saved.count) company feed\(saved.count == 1 ? "" : "s") saved; a running server fetches new ones within --feed-interval")
         })
         feeds.register(Command("clear", summary: "remove every feed URL and the entries read from them") { _, ctx in
-            _ = try await FeedRepository(store: try await openStore()).replace(with: [])
+            _ = try await FeedRepository(store: try await openStore()).replace(with: []) { db in
+                try audit()?.record(CompanyCommands.feedsAudit([]), in: db)
+            }
             ctx.io.print("company feeds cleared")
         })
         let verbs = feeds
@@ -42,6 +49,12 @@ extension CompanyCommands {
             let words = args.positionals.isEmpty ? ["show"] : args.positionals
             try await verbs.run(words, context: ctx, prefix: "sgem-server admin company feeds")
         }
+    }
+
+    /// The audit entry of a change to the feeds made on the command line (no user, no address).
+    static func feedsAudit(_ urls: [String]) -> AuditRecord {
+        AuditRecord(event: "company.feeds", actorID: nil, ip: nil,
+                    detail: (urls.isEmpty ? "no feeds" : urls.joined(separator: " ")) + " (command line)")
     }
 
     /// `https://example.com/feed.xml  ok  "Example blog"  12 entries  last fetched …`.

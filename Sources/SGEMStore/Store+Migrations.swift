@@ -21,7 +21,8 @@ extension Store {
                 throw StoreError(code: .foreignDatabase,
                                  message: "\(self.path) belongs to another program (application_id \(other.map { String(describing: $0) } ?? "unknown")); not migrating it")
             }
-            try connection.execute("CREATE TABLE IF NOT EXISTS sgem_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+            try connection.execute("CREATE TABLE IF NOT EXISTS sgem_migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+            try Store.convertMigrationTimes(connection)
             let applied = Set(try connection.query("SELECT id FROM sgem_migrations", []).compactMap { $0.string("id") })
             var newlyApplied: [String] = []
             for migration in migrations.migrations where !applied.contains(migration.id) {
@@ -29,7 +30,7 @@ extension Store {
                     try connection.execute("BEGIN IMMEDIATE")
                     try migration.apply(db)
                     try connection.execute("INSERT INTO sgem_migrations (id, applied_at) VALUES (?, ?)",
-                                           [.text(migration.id), .text(Timestamp.now().rfc3339())])
+                                           [.text(migration.id), .integer(Timestamp.now().milliseconds)])
                     try connection.execute("COMMIT")
                 } catch {
                     if connection.isInTransaction { try? connection.execute("ROLLBACK") }
@@ -42,6 +43,31 @@ extension Store {
                 newlyApplied.append(migration.id)
             }
             return newlyApplied
+        }
+    }
+
+    /// Databases from before the server kept one timestamp representation recorded when each
+    /// migration was applied as RFC 3339 text; this turns the table into epoch milliseconds, as
+    /// every other time is stored, keeping the order (rowid) — once, in one transaction.
+    static func convertMigrationTimes(_ connection: Connection) throws {
+        let columns = try connection.query("PRAGMA table_info(sgem_migrations)", [])
+        guard let column = columns.first(where: { $0.string("name") == "applied_at" }),
+              column.string("type")?.uppercased() == "TEXT" else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let rows = try connection.query("SELECT rowid, id, applied_at FROM sgem_migrations ORDER BY rowid", [])
+            try connection.execute("CREATE TABLE sgem_migrations_ms (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+            for row in rows {
+                let at = row.timestamp("applied_at")?.milliseconds ?? 0
+                try connection.execute("INSERT INTO sgem_migrations_ms (rowid, id, applied_at) VALUES (?, ?, ?)",
+                                       [row[0], row[1], .integer(at)])
+            }
+            try connection.execute("DROP TABLE sgem_migrations")
+            try connection.execute("ALTER TABLE sgem_migrations_ms RENAME TO sgem_migrations")
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            throw error
         }
     }
 

@@ -46,6 +46,21 @@ struct FeedAPITests {
         await s.stop()
     }
 
+    @Test("changes made with admin company feeds are in the audit log, marked as from the command line")
+    func commandLineAudit() async throws {
+        let s = try await Office.startForFeeds()
+        let set = await admin(s.dir, ["company", "feeds", "set", "https://a.example/feed"])
+        #expect(set.code == 0, "\(set.io.errors)")
+        let refused = await admin(s.dir, ["company", "feeds", "set", "ftp://b.example/feed"])
+        #expect(refused.code != 0)
+        #expect(await admin(s.dir, ["company", "feeds", "clear"]).code == 0)
+        let audit = try await s.expect(200, "GET", "/admin/audit?event=company.feeds", as: "boss")
+        let entries = audit["items"]?.arrayValue ?? []
+        #expect(entries.map { $0["detail"]?.stringValue } == ["no feeds (command line)", "https://a.example/feed (command line)"])
+        #expect(entries.allSatisfy { $0["actorId"] == .null })
+        await s.stop()
+    }
+
     @Test("employees get 403 on the admin routes, anonymous callers 401; limit is checked")
     func access() async throws {
         let s = try await Office.startForFeeds()

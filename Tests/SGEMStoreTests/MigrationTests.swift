@@ -41,6 +41,38 @@ import Testing
         #expect(try await reopened.appliedMigrations() == extended.ids)
     }
 
+    @Test("a database whose migrations were recorded with text times gets epoch milliseconds, order kept")
+    func textTimesBecomeMilliseconds() async throws {
+        let dir = TemporaryDirectory()
+        let list = Self.baseList()
+        do {
+            // The bookkeeping as servers before the change wrote it.
+            let store = try makeStore(dir)
+            try await store.write { db in
+                try db.execute("CREATE TABLE sgem_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+                try db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+                try db.execute("CREATE INDEX users_name ON users (name)")
+                try db.execute("INSERT INTO users (name) VALUES ('admin')")
+                // Recorded out of alphabetical order: the order of application is the rowid's.
+                try db.execute("INSERT INTO sgem_migrations (id, applied_at) VALUES ('accounts.002_seed_admin', '2026-11-01T10:00:00.250Z')")
+                try db.execute("INSERT INTO sgem_migrations (id, applied_at) VALUES ('accounts.001_create_users', '2026-11-01T10:00:01Z')")
+            }
+            await store.close()
+        }
+        let store = try makeStore(dir)
+        #expect(try await store.migrate(list) == ["notices.001_create_notices"])
+        #expect(try await store.appliedMigrations() == ["accounts.002_seed_admin", "accounts.001_create_users", "notices.001_create_notices"])
+        let rows = try await store.read { db in try db.query("SELECT id, applied_at, typeof(applied_at) AS kind FROM sgem_migrations ORDER BY rowid") }
+        #expect(rows.allSatisfy { $0.string("kind") == "integer" })
+        #expect(rows.prefix(2).map { $0.timestamp("applied_at")?.rfc3339(fractional: true) } == ["2026-11-01T10:00:00.250Z", "2026-11-01T10:00:01.000Z"])
+        let type = try await store.read { db in
+            try db.query("PRAGMA table_info(sgem_migrations)").first { $0.string("name") == "applied_at" }?.string("type")
+        }
+        #expect(type == "INTEGER")
+        #expect(try await store.migrate(list) == [], "converting happens once and loses nothing")
+        await store.close()
+    }
+
     @Test func failingMigrationRollsBackAndNamesItself() async throws {
         let dir = TemporaryDirectory()
         let store = try makeStore(dir)

@@ -239,6 +239,11 @@ struct TranslationAPITests {
             #expect(unknown.code != 0 && unknown.io.errors.joined().contains("unknown setting"))
             let view = try await o.expect(200, "GET", "/admin/translation", as: "boss")
             #expect(view["provider"] == "yandex" && view["apiKeySet"] == true)
+            // Both changes are in the audit log, marked as from the command line; the key never.
+            let audit = try await o.call("GET", "/admin/audit?event=translation.settings", as: "boss")
+            #expect(!audit.text.contains("trnsl"))
+            let details = (try audit.json())["items"]?.arrayValue?.compactMap { $0["detail"]?.stringValue } ?? []
+            #expect(details == ["API key set (command line)", "provider yandex (command line)"], "\(details)")
         }
     }
 }
