@@ -33,13 +33,13 @@ extension CompanyCommands {
                 }.joined(separator: "; "))
             }
             let saved = try await FeedRepository(store: try await openStore()).replace(with: urls) { db in
-                try audit()?.record(CompanyCommands.feedsAudit(urls), in: db)
+                try audit()?.record(FeedURLs.auditRecord(urls, actorID: nil, ip: nil), in: db)
             }
             ctx.io.print("\(saved.count) company feed\(saved.count == 1 ? "" : "s") saved; a running server fetches new ones within --feed-interval")
         })
         feeds.register(Command("clear", summary: "remove every feed URL and the entries read from them") { _, ctx in
             _ = try await FeedRepository(store: try await openStore()).replace(with: []) { db in
-                try audit()?.record(CompanyCommands.feedsAudit([]), in: db)
+                try audit()?.record(FeedURLs.auditRecord([], actorID: nil, ip: nil), in: db)
             }
             ctx.io.print("company feeds cleared")
         })
@@ -49,12 +49,6 @@ extension CompanyCommands {
             let words = args.positionals.isEmpty ? ["show"] : args.positionals
             try await verbs.run(words, context: ctx, prefix: "sgem-server admin company feeds")
         }
-    }
-
-    /// The audit entry of a change to the feeds made on the command line (no user, no address).
-    static func feedsAudit(_ urls: [String]) -> AuditRecord {
-        AuditRecord(event: "company.feeds", actorID: nil, ip: nil,
-                    detail: (urls.isEmpty ? "no feeds" : urls.joined(separator: " ")) + " (command line)")
     }
 
     /// `https://example.com/feed.xml  ok  "Example blog"  12 entries  last fetched …`.

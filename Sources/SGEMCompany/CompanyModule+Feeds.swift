@@ -19,6 +19,12 @@ enum FeedURLs {
     static let maxCount = 10
     static let maxLength = 2048
 
+    /// The audit entry of a change to the list; without an actor it came from the command line.
+    static func auditRecord(_ urls: [String], actorID: Int64?, ip: String?) -> AuditRecord {
+        let list = urls.isEmpty ? "no feeds" : urls.joined(separator: " ")
+        return AuditRecord(event: "company.feeds", actorID: actorID, ip: ip, detail: actorID == nil ? list + " (command line)" : list)
+    }
+
     /// `urls` checked; 422 `validation_failed` naming the first problem.
     static func checked(_ urls: [String]) throws(APIError) -> [String] {
         var problems: [String: String] = [:]
@@ -102,8 +108,7 @@ extension CompanyRuntime {
             authenticated: true)) { request, context in
             let urls = try FeedURLs.fromBody(request)
             let audit = registry.resolve((any AuditTrail).self)
-            let entry = AuditRecord(event: "company.feeds", actorID: try context.user().id, ip: request.clientAddress,
-                                    detail: urls.isEmpty ? "no feeds" : urls.joined(separator: " "))
+            let entry = FeedURLs.auditRecord(urls, actorID: try context.user().id, ip: request.clientAddress)
             let saved = try await feeds.replace(with: urls) { db in try audit?.record(entry, in: db) }
             logger.notice("company feeds changed", ["user.id": String(try context.user().id), "request.id": context.requestID,
                                                     "feeds": String(urls.count)])

@@ -92,8 +92,8 @@ struct FeedRepository: Sendable {
     }
 
     /// Replaces the list by `urls` (checked already) in one write: kept URLs keep their entries
-    /// and validators, new ones wait for their first fetch.
-    /// Replaces the list; `also` runs in the same transaction (the audit entry).
+    /// and validators, new ones wait for their first fetch; `also` (the audit entry) runs in the
+    /// same transaction.
     func replace(with urls: [String], also: (@Sendable (Database) throws -> Void)? = nil) async throws -> [FeedStatus] {
         try await store.write { db in
             try also?(db)

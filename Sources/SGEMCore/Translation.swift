@@ -99,7 +99,6 @@ public struct TranslationFailure: HTTPResponseError, Equatable, CustomStringConv
         return HTTPHeaders([("Retry-After", String(retryAfter))])
     }
     public var description: String { "\(code): \(message)" }
-
 }
 
 /// A translation provider (LibreTranslate, DeepL, Yandex v1.5, or none). Implementations talk

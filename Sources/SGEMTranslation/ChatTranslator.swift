@@ -26,7 +26,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
     private let queue = Mutex<(jobs: [Job], queued: Set<Job>)>(([], []))
     /// Texts whose translation failed lately (target and text → when), not asked again for a while.
     private let failed = Mutex<[String: UInt64]>([:])
-    /// The id of the last journal event the worker has looked at (for tests and metrics).
+    /// The id of the last journal event the worker has looked at: where the journal ended at
+    /// `load()` until the worker moves on (read by tests).
     let progress = Atomic<Int64>(0)
     /// chat → its readers in translation mode who are members now (see `memberReaders`).
     private let memberReaders = Mutex<[Int64: Set<Int64>]>([:])

@@ -128,7 +128,6 @@ enum TranslationRepository {
         return removed
     }
 
-
     // MARK: Chat readers
 
     static func setReader(chat: Int64, user: Int64, target: String?, at time: Timestamp, in db: Database) throws {
@@ -149,5 +148,4 @@ enum TranslationRepository {
             return (chat, user, target)
         }
     }
-
 }
