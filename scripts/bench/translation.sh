@@ -98,8 +98,8 @@ files=()
 for round in $(seq "$ROUNDS"); do
   if [ $((round % 2)) -eq 1 ]; then order=(plain translated); else order=(translated plain); fi
   for mode in "${order[@]}"; do
-    if [ "$mode" = plain ]; then measure "plain$round" >"$runs.plain$round"
-    else measure "translated$round" --translated >"$runs.translated$round"; fi
+    flags=(); [ "$mode" = translated ] && flags=(--translated)
+    measure "$mode$round" "${flags[@]}" >"$runs.$mode$round"
     files+=("$runs.$mode$round")
   done
 done
