@@ -1511,11 +1511,14 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     create_employee(server, "bob", "Bob Builder")
     admin_api = Api(server, "admin", ADMIN_PASSWORD)
     bob_api = Api(server, "bob", EMPLOYEE_PASSWORD)
-    # Today in the company's time zone (UTC by default), and a leave from today that spans two weeks.
-    today = datetime.datetime.now(datetime.timezone.utc).date()
-    start, end = today.isoformat(), (today + datetime.timedelta(days=9)).isoformat()
+    # A leave over two weeks from a fixed reference, the first Monday of March next year, so the
+    # count never depends on the day the test runs: Monday to the Wednesday after, the last
+    # morning only, is 7.5 working days, all in one year.
+    first = first_monday(datetime.date.today().year + 1, 3)
+    year = first.year
+    start, end = first.isoformat(), (first + datetime.timedelta(days=9)).isoformat()
     # Bob is already away on some of those days (approved), so the admin sees him as "also away".
-    status, bobs = bob_api.call("POST", "/holidays", {"start": start, "end": (today + datetime.timedelta(days=3)).isoformat()})
+    status, bobs = bob_api.call("POST", "/holidays", {"start": start, "end": (first + datetime.timedelta(days=3)).isoformat()})
     assert status == 201, (status, bobs)
     status, _ = admin_api.call("POST", f"/admin/holidays/{bobs['id']}/approve", {})
     assert status == 200, status
@@ -1528,13 +1531,11 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
 
     eve = ctx["browser"]()
     login(eve, server, "eve", EMPLOYEE_PASSWORD)
-    eve.get(server.url + "/#/holidays")
-    screen(eve, "holidays")
-    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests[aria-busy='false']"))
+    open_my_holidays(eve, server, year)
     assert text_content(eve.find_element(By.ID, "hol-summary-remaining")) == "23 days"
     # The form explains problems next to the field, focused, and forgets them once the field changes.
     set_date(eve, "hol-start", start)
-    set_date(eve, "hol-end", (today - datetime.timedelta(days=1)).isoformat())
+    set_date(eve, "hol-end", (first - datetime.timedelta(days=1)).isoformat())
     eve.find_element(By.ID, "hol-submit").click()
     wait_for(eve, lambda d: d.find_element(By.ID, "hol-end-error").is_displayed())
     assert eve.find_element(By.ID, "hol-end-error").text == "The last day cannot be before the first day."
@@ -1551,9 +1552,10 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     eve.find_element(By.ID, "hol-submit").click()
     wait_for(eve, lambda d: "has been sent" in d.find_element(By.ID, "hol-form-status").text)
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#hol-requests [data-status='pending']"))
-    mine = Api(server, "eve", EMPLOYEE_PASSWORD).call("GET", f"/holidays?year={today.year}")[1]
+    eve_api = Api(server, "eve", EMPLOYEE_PASSWORD)
+    mine = eve_api.call("GET", f"/holidays?year={year}")[1]
     request = next(r for r in mine["requests"] if r["start"] == start)
-    assert request["halfEnd"] is True and request["days"] % 1 == 0.5, request
+    assert request["halfEnd"] is True and request["days"] == 7.5, request
     assert counted == f"That is {days_text(request['days'])} of work.", (counted, request["days"])
     item = eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']")
     assert "until midday on the last day" in item.text and "Waiting for a decision" in item.text, item.text
@@ -1600,30 +1602,36 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
     holiday_notices = [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item") if "For you" in e.text]
     assert holiday_notices, eve.find_element(By.ID, "notices-list").text
-    # Her leave covers today: the directory says she is away, until her last day.
+    # A day off today (to the next working day, so there is one), approved: the directory, her
+    # page and a chat with her say she is away until its last day.
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    back = today + datetime.timedelta(days={5: 2, 6: 1}.get(today.weekday(), 0))  # Saturday, Sunday: to Monday
+    day_off = ask_for_days(eve_api, today, back)
+    assert admin_api.call("POST", f"/admin/holidays/{day_off['id']}/approve", {})[0] == 200
+    until = back.isoformat()
     eve.get(server.url + "/#/directory")
     screen(eve, "directory")
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#dir-list[aria-busy='false'] .person"))
     card = eve.find_element(By.CSS_SELECTOR, f"#dir-list [data-user-id='{request['userId']}']")
     badge = card.find_element(By.CSS_SELECTOR, ".badge.away")
-    assert badge.get_attribute("data-until") == end and badge.text.startswith("Away until"), badge.text
+    assert badge.get_attribute("data-until") == until and badge.text.startswith("Away until"), badge.text
     admin.get(server.url + f"/#/person?id={request['userId']}")
     screen(admin, "person")
-    wait_for(admin, lambda d: d.find_element(By.ID, "person-away").get_attribute("data-until") == end)
+    wait_for(admin, lambda d: d.find_element(By.ID, "person-away").get_attribute("data-until") == until)
     # From her page, an admin opens her holidays year by year.
     admin.find_element(By.ID, "person-holidays").click()
     screen(admin, "admin-holidays")
-    wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, f"#ah-person-list [data-request-id='{request['id']}'][data-status='approved']"))
+    wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, f"#ah-person-list [data-request-id='{day_off['id']}'][data-status='approved']"))
     shot(eve, ctx, "holiday-directory-away")
     # A chat with her says so beside her name.
     status, chat = admin_api.call("POST", "/chats/direct", {"userId": request["userId"]})
     assert status in (200, 201), (status, chat)
     admin.get(server.url + f"/#/chat?id={chat['id']}")
     screen(admin, "chat")
-    wait_for(admin, lambda d: d.find_element(By.ID, "chat-away").get_attribute("data-until") == end)
-    # The team calendar shows both absences, on a phone as a list without sideways scrolling.
+    wait_for(admin, lambda d: d.find_element(By.ID, "chat-away").get_attribute("data-until") == until)
+    # The team calendar of that March shows both absences, on a phone as a list without sideways scrolling.
     eve.set_window_size(375, 740)
-    eve.get(server.url + "/#/calendar")
+    eve.get(server.url + f"/#/calendar?month={year}-03")
     screen(eve, "calendar")
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#cal-body[aria-busy='false']"))
     names = eve.find_element(By.ID, "cal-list").text
