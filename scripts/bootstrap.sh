@@ -8,7 +8,7 @@ profile="${1:-build}"
 packages=(libsqlite3-dev libssl-dev pkg-config sqlite3 openssl python3 tzdata)
 case "$profile" in
   build) ;;
-  test) packages+=(chromium chromium-driver python3-selenium curl) ;;
+  test) packages+=(chromium chromium-driver python3-selenium curl faketime) ;;
   bench) packages+=(wrk nginx-light util-linux curl) ;;
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
