@@ -48,7 +48,9 @@ struct JournalRepository: Sendable {
             """)
         // `subject` (`message:42`), indexed, so an edit or deletion finds and rewrites the earlier
         // events about it; `hubs`, the audience of control events no client receives. A rebuild
-        // again (a CHECK changes); events recorded before get their subject from their data.
+        // again (a CHECK changes); events recorded before get their subject from their data, and
+        // a message's events older than its last edit or deletion take that change's data, as
+        // the rewrite would have done (notices recorded no deletion to go by).
         migrations.add("system.006_event_subjects", sql: """
             CREATE TABLE system_events_new (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -75,6 +77,12 @@ struct JournalRepository: Sendable {
             ALTER TABLE system_events_new RENAME TO system_events;
             CREATE INDEX system_events_created ON system_events (created_at);
             CREATE INDEX system_events_subject ON system_events (subject) WHERE subject IS NOT NULL;
+            UPDATE system_events AS e SET data = (
+                SELECT c.data FROM system_events c WHERE c.subject = e.subject AND c.audience_kind = 'chat'
+                    AND c.type IN ('message.updated', 'message.deleted') ORDER BY c.id DESC LIMIT 1)
+            WHERE e.subject LIKE 'message:%' AND EXISTS (
+                SELECT 1 FROM system_events c WHERE c.subject = e.subject AND c.audience_kind = 'chat'
+                    AND c.type IN ('message.updated', 'message.deleted') AND c.id > e.id);
             """)
     }
 

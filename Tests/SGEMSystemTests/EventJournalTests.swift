@@ -198,14 +198,23 @@ struct EventAudienceMigrationTests {
         var all = MigrationList()
         SystemModule(version: "test").registerMigrations(&all)
         _ = try await store.migrate(all.before("system.005_event_audiences"))
-        // Rows as the first version of the table held them.
-        let old: [(String, String)] = [("notice.created", #"{"notice":{"id":7}}"#), ("message.created", #"{"message":{"id":42}}"#),
-                                       ("message.deleted", #"{"message":{"id":42}}"#), ("chat.created", #"{"chat":{"id":3}}"#)]
+        // Rows as the first version of the table held them: a message created, translated for one
+        // reader (then 'users'), edited, deleted; another only created.
+        let old: [(String, String, String)] = [
+            ("notice.created", "everyone", #"{"notice":{"id":7,"title":"t"}}"#),
+            ("message.created", "chat", #"{"message":{"id":42,"body":"first"}}"#),
+            ("message.updated", "users", #"{"message":{"id":42,"body":"first","translation":{"text":"primero"}}}"#),
+            ("message.updated", "chat", #"{"message":{"id":42,"body":"second"}}"#),
+            ("message.created", "chat", #"{"message":{"id":43,"body":"kept"}}"#),
+            ("message.deleted", "chat", #"{"message":{"id":42,"body":null,"deleted":true}}"#),
+            ("chat.created", "users", #"{"chat":{"id":3}}"#),
+        ]
         let ids = try await store.write { db in
-            try old.map { type, data -> Int64 in
+            try old.map { type, kind, data -> Int64 in
                 try #require(try db.queryOne("""
-                    INSERT INTO system_events (type, audience_kind, data, created_at) VALUES (?, 'everyone', ?, 1) RETURNING id
-                    """, type, data)?.int64("id"))
+                    INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at)
+                    VALUES (?, ?, CASE ? WHEN 'chat' THEN 1 END, CASE ? WHEN 'users' THEN '1' END, ?, 1) RETURNING id
+                    """, type, kind, kind, kind, data)?.int64("id"))
             }
         }
         let journal = StoredEventJournal(store: { store })
@@ -213,7 +222,13 @@ struct EventAudienceMigrationTests {
         #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects"])
         let kept = try await journal.events(after: 0, limit: 10)
         #expect(kept.map(\.id) == (emptied ? [] : ids))
-        #expect(kept.map(\.event.subject) == (emptied ? [] : ["notice:7", "message:42", "message:42", nil]))
+        #expect(kept.map(\.event.subject) == (emptied ? [] : ["notice:7", "message:42", "message:42", "message:42", "message:43",
+                                                               "message:42", nil]))
+        let tombstone: JSONValue = ["message": .object([("id", 42), ("body", .null), ("deleted", true)])]
+        #expect(kept.map { sortedKeys($0.event.data) } == (emptied ? [] : [
+            ["notice": .object([("id", 7), ("title", "t")])], tombstone, tombstone, tombstone,
+            ["message": .object([("id", 43), ("body", "kept")])], tombstone, ["chat": ["id": 3]],
+        ].map(sortedKeys)), "a deleted message's older events take its tombstone")
         #expect(try await journal.lastEventID() == ids.last)
         let audiences: [EventAudience] = [.chatMembers(chat: 3, users: [1, 2]), .userAndAdmins(4), .hubs]
         let next = try await store.write { db in
