@@ -201,7 +201,8 @@ function listenLive() {
   realtime.on("notice.created", ({ data }) => {
     refreshUnread();
     const n = data?.notice;
-    if (n) notify(t("notify.notice"), n.title, `notice-${n.id}`, `#/notices?id=${n.id}`);
+    // A notice deleted since is replayed without its title: nothing to show.
+    if (n && !n.deleted) notify(t("notify.notice"), n.title, `notice-${n.id}`, `#/notices?id=${n.id}`);
   });
   for (const type of ["message.created", "message.deleted", "chat.created", "chat.deleted", "member.added", "member.removed", "resync"]) {
     realtime.on(type, chatUnreadSoon);

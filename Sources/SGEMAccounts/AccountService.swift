@@ -24,16 +24,17 @@ final class AccountService: Sendable {
     let repository: AccountsRepository
     let hasher: PasswordHasher
     let sessions: SessionManager
-    /// Where ended sessions and deactivations are announced after their commit (realtime closes
-    /// the sockets they held); nil in admin verbs, which run in another process.
-    let events: EventBus?
+    /// Where ended sessions, deactivations and role changes are recorded, in their transaction,
+    /// for the realtime hubs to act on (`StreamControl`); nil without the system module.
+    let journal: (any EventJournal)?
 
-    init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager, events: EventBus? = nil) {
+    init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager,
+         journal: (any EventJournal)? = nil) {
         self.store = store
         self.repository = repository
         self.hasher = hasher
         self.sessions = sessions
-        self.events = events
+        self.journal = journal
     }
 
     // MARK: Reading
@@ -156,11 +157,15 @@ final class AccountService: Sendable {
     func logout(_ user: AuthenticatedUser, request: Request) async throws {
         let repository = self.repository
         let actor = Actor.user(user.id, request)
+        let journal = self.journal
         try await store.write { db in
-            if let sessionID = user.sessionID { try repository.deleteSession(db, id: sessionID) }
+            if let sessionID = user.sessionID {
+                try repository.deleteSession(db, id: sessionID)
+                _ = try journal?.append(StreamControl.sessionsRevoked(userID: user.id, scope: .only(sessionID)).event, in: db)
+            }
             try AccountService.audit(repository, db, "logout", actor: actor, targetID: user.id, login: user.username, detail: nil)
         }
-        if let sessionID = user.sessionID { await events?.publish(SessionsRevoked(userID: user.id, scope: .only(sessionID))) }
+        journal?.didCommit()
     }
 
     /// Removes every session expired at `now`; returns how many.
@@ -174,13 +179,16 @@ final class AccountService: Sendable {
     /// Sets a new password hash and ends sessions: every one but `keepSession` (nil: all).
     func setPassword(userID: Int64, hash: String, keepSession: Int64?, event: String, actor: Actor) async throws {
         let repository = self.repository
+        let journal = self.journal
         try await store.write { db in
             guard try repository.userState(db, id: userID) != nil else { throw APIError.notFound("no such user") }
             try repository.setPasswordHash(db, userID: userID, hash)
             try repository.deleteSessions(db, userID: userID, except: keepSession)
+            let ended = StreamControl.sessionsRevoked(userID: userID, scope: keepSession.map { .allBut($0) } ?? .all)
+            _ = try journal?.append(ended.event, in: db)
             try AccountService.audit(repository, db, event, actor: actor, targetID: userID, login: nil, detail: nil)
         }
-        await events?.publish(SessionsRevoked(userID: userID, scope: keepSession.map { .allBut($0) } ?? .all))
+        journal?.didCommit()
     }
 
     /// Applies profile changes and, for admins, role and active changes. Never leaves the company
@@ -188,6 +196,7 @@ final class AccountService: Sendable {
     /// every session of the user at once.
     func update(userID: Int64, changes: [ColumnChange], role: UserRole? = nil, active: Bool? = nil, actor: Actor) async throws -> UserRecord {
         let repository = self.repository
+        let journal = self.journal
         do {
             let updated = try await store.write { db in
                 guard let current = try repository.userState(db, id: userID) else { throw APIError.notFound("no such user") }
@@ -207,12 +216,16 @@ final class AccountService: Sendable {
                     all.append(("role", .text(role.rawValue)))
                     try AccountService.audit(repository, db, "role.change", actor: actor, targetID: userID, login: nil,
                                              detail: "\(current.role.rawValue) → \(role.rawValue)")
+                    _ = try journal?.append(StreamControl.roleChanged(userID: userID).event, in: db)
                 }
                 if let active, active != current.active {
                     all.append(("active", .integer(active ? 1 : 0)))
                     try AccountService.audit(repository, db, active ? "user.activate" : "user.deactivate", actor: actor, targetID: userID,
                                              login: nil, detail: nil)
-                    if !active { try repository.deleteSessions(db, userID: userID) }
+                    if !active {
+                        try repository.deleteSessions(db, userID: userID)
+                        _ = try journal?.append(StreamControl.accountDeactivated(userID: userID).event, in: db)
+                    }
                 }
                 try repository.update(db, userID: userID, all)
                 if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
@@ -220,7 +233,7 @@ final class AccountService: Sendable {
                 }
                 return try AccountService.load(repository, db, userID)
             }
-            if active == false { await events?.publish(AccountDeactivated(userID: userID)) }
+            if role != nil || active != nil { journal?.didCommit() }
             return updated
         } catch let error as StoreError where error.isUniqueViolation {
             throw AccountService.emailTaken

@@ -126,7 +126,9 @@ struct AccountsCommands: Sendable {
         let repository = AccountsRepository()
         let sessions = SessionManager(store: store, repository: repository, idleHours: context.configuration.int(AccountsModule.sessionIdleHours),
                                       maxDays: context.configuration.int(AccountsModule.sessionMaxDays), logger: Logger(label: "accounts"))
-        try await body(AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions))
+        // The journal tells the server's realtime hubs (another process) which streams to close.
+        try await body(AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions,
+                                      journal: context.services.resolve((any EventJournal).self)))
     }
 
     /// The user named by username or email; a one-line failure when there is none.

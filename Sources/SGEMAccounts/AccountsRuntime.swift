@@ -27,7 +27,10 @@ struct AccountsRuntime: ModuleRuntime {
                                     perClient: configuration.int(AccountsModule.hashPerClient), metrics: context.metrics)
         let sessions = SessionManager(store: context.store, repository: repository, idleHours: configuration.int(AccountsModule.sessionIdleHours),
                                       maxDays: configuration.int(AccountsModule.sessionMaxDays), logger: context.logger)
-        let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions, events: context.events)
+        // The system module, first in the list, has published the journal by now; servers without
+        // it (module tests) have no streams to close.
+        let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions,
+                                     journal: context.services.resolve((any EventJournal).self))
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),

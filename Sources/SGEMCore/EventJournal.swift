@@ -21,10 +21,13 @@ public enum EventAudience: Sendable, Equatable {
     /// One user and whoever is an active admin at delivery (and at replay): a holiday request's
     /// changes, judged by the reader's current role.
     case userAndAdmins(Int64)
+    /// No client: a `StreamControl` event for the realtime hubs themselves (a deactivation, an
+    /// ended session), never sent as a frame, live or in replay.
+    case hubs
 
     /// The audiences' kinds, for readers that filter on them.
     public enum Kind: String, Sendable, CaseIterable {
-        case everyone, user, admins, chat, users, chatMembers, userAndAdmins
+        case everyone, user, admins, chat, users, chatMembers, userAndAdmins, hubs
     }
 
     public var kind: Kind {
@@ -36,6 +39,7 @@ public enum EventAudience: Sendable, Equatable {
         case .users: .users
         case .chatMembers: .chatMembers
         case .userAndAdmins: .userAndAdmins
+        case .hubs: .hubs
         }
     }
 
@@ -77,33 +81,43 @@ public struct RealtimeEvent: Sendable, Equatable {
     public let audience: EventAudience
     /// The frame's `data` object.
     public let data: JSONValue
+    /// What the event reports on (`message:42`, `notice:7`), so that a later edit or deletion can
+    /// rewrite it (`EventJournal.rewrite`); nil for events nothing rewrites.
+    public let subject: String?
 
     /// `data` as JSON text when it was serialised ahead (`prepared()`), so the journal's insert —
     /// on the store's one writer thread — does not have to.
     public let serializedData: String?
 
-    public init(type: String, audience: EventAudience, data: JSONValue) {
+    public init(type: String, audience: EventAudience, data: JSONValue, subject: String? = nil) {
         self.type = type
         self.audience = audience
         self.data = data
+        self.subject = subject
         self.serializedData = nil
     }
 
-    private init(type: String, audience: EventAudience, data: JSONValue, serializedData: String) {
+    private init(type: String, audience: EventAudience, data: JSONValue, subject: String?, serializedData: String) {
         self.type = type
         self.audience = audience
         self.data = data
+        self.subject = subject
         self.serializedData = serializedData
     }
 
     /// The same event with its data serialised now, on the caller's thread.
     public func prepared() -> RealtimeEvent {
-        RealtimeEvent(type: type, audience: audience, data: data, serializedData: serializedData ?? data.serialized())
+        RealtimeEvent(type: type, audience: audience, data: data, subject: subject, serializedData: serializedData ?? data.serialized())
     }
 
     public static func == (a: RealtimeEvent, b: RealtimeEvent) -> Bool {
-        a.type == b.type && a.audience == b.audience && a.data == b.data
+        a.type == b.type && a.audience == b.audience && a.data == b.data && a.subject == b.subject
     }
+
+    /// The subject of a message's events.
+    public static func subject(message id: Int64) -> String { "message:\(id)" }
+    /// The subject of a notice's events.
+    public static func subject(notice id: Int64) -> String { "notice:\(id)" }
 }
 
 /// A recorded event: its id is its position in the stream.
@@ -132,6 +146,12 @@ public protocol EventJournal: Sendable {
     /// Appends `event` in the caller's write transaction; returns its id. Ids only grow and are
     /// never reused, even after retention removes old events.
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64
+    /// Replaces the data of every event recorded so far about `subject` with `data`, in the
+    /// caller's write transaction: an edit or a deletion leaves no earlier text for replay to
+    /// send (ids, types and audiences stay, so replay is still one sequential read). Returns how
+    /// many events changed.
+    @discardableResult
+    func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int
     /// Events with id greater than `after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent]
     /// Of the next `limit` events after `after`, those whose type is in `types` and audience of

@@ -1,4 +1,5 @@
 import SGEMHTTP
+import SGEMStore
 import SGEMSupport
 
 // MARK: - Translators (implemented by the translation module's providers)
@@ -140,6 +141,9 @@ public protocol MessageLookup: Sendable {
     func message(_ id: Int64, readableBy reader: Int64) async throws -> ReadableMessage?
     /// The message with `id`, whoever asks (the background translator); nil when there is none.
     func message(_ id: Int64) async throws -> ReadableMessage?
+    /// The same, read in `db`'s transaction: a translation is recorded only if its message is
+    /// still as it was translated (not deleted or edited meanwhile).
+    func message(_ id: Int64, in db: Database) throws -> ReadableMessage?
     /// Whether `user` is a member of chat `chatID` now.
     func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool
     /// The members of chat `chatID` now, among `userIDs`.

@@ -240,7 +240,8 @@ struct Messenger: Sendable {
                 }
                 return (first, false)
             }
-            _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(id), data: message.eventData), in: db)
+            _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(id), data: message.eventData,
+                                                 subject: RealtimeEvent.subject(message: message.id)), in: db)
             return (message, true)
         }
         if created { journal.didCommit() }
@@ -259,7 +260,7 @@ struct Messenger: Sendable {
             guard !old.deleted else { throw APIError.conflict("message_deleted", "a deleted message cannot be edited") }
             try MessagingRepository.editMessage(old, body: body, mentions: mentionable, at: now, in: db)
             guard let edited = try MessagingRepository.message(messageID, in: db) else { throw Messenger.noSuchMessage }
-            _ = try journal.append(RealtimeEvent(type: "message.updated", audience: .chat(edited.chatID), data: edited.eventData), in: db)
+            try Messenger.record("message.updated", of: edited, journal: journal, in: db)
             return edited
         }
         journal.didCommit()
@@ -279,7 +280,7 @@ struct Messenger: Sendable {
             }
             try MessagingRepository.deleteMessage(old, in: db)
             guard let gone = try MessagingRepository.message(messageID, in: db) else { throw Messenger.noSuchMessage }
-            _ = try journal.append(RealtimeEvent(type: "message.deleted", audience: .chat(gone.chatID), data: gone.eventData), in: db)
+            try Messenger.record("message.deleted", of: gone, journal: journal, in: db)
             return true
         }
         if deleted { journal.didCommit() }
@@ -358,6 +359,15 @@ struct Messenger: Sendable {
         return message
     }
 
+    /// Records an edit or deletion of `message`: its earlier events (creation, edits, translations)
+    /// now carry it as it is, so replay never brings back a deleted or edited-out text; then the
+    /// event of this change.
+    static func record(_ type: String, of message: Message, journal: any EventJournal, in db: Database) throws {
+        let subject = RealtimeEvent.subject(message: message.id)
+        try journal.rewrite(subject: subject, to: message.eventData, in: db)
+        _ = try journal.append(RealtimeEvent(type: type, audience: .chat(message.chatID), data: message.eventData, subject: subject), in: db)
+    }
+
     /// Records `chat.updated` with the chat as it is now in `db`.
     static func recordUpdate(_ id: Int64, journal: any EventJournal, in db: Database) throws -> Chat {
         guard let chat = try MessagingRepository.chat(id, in: db) else { throw noSuchChat }
@@ -413,6 +423,10 @@ struct StoredChatAccess: ChatAccess, MessageLookup {
 
     func message(_ id: Int64) async throws -> ReadableMessage? {
         try await store.read { db in try MessagingRepository.message(id, in: db)?.readable }
+    }
+
+    func message(_ id: Int64, in db: Database) throws -> ReadableMessage? {
+        try MessagingRepository.message(id, in: db)?.readable
     }
 
     func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool {

@@ -61,6 +61,11 @@ struct Notice: Sendable, Equatable {
         ])]
     }
 
+    /// What the events of a deleted notice carry instead: no title, nothing to show.
+    static func deletedEventData(id: Int64, kind: Kind) -> JSONValue {
+        ["notice": .object([("id", .number(Double(id))), ("kind", .string(kind.rawValue)), ("deleted", .bool(true))])]
+    }
+
     /// Who receives the `notice.created` event.
     var audience: EventAudience { draft.recipientID.map(EventAudience.user) ?? .everyone }
 }

@@ -70,29 +70,39 @@ struct NoticeBoard: Sendable {
     /// notice takes, company or personal.
     static func insert(_ new: Notice.Draft, journal: any EventJournal, in db: Database) throws -> Notice {
         let notice = try NoticesRepository.insert(new, in: db)
-        _ = try journal.append(RealtimeEvent(type: "notice.created", audience: notice.audience, data: notice.eventData), in: db)
+        _ = try journal.append(RealtimeEvent(type: "notice.created", audience: notice.audience, data: notice.eventData,
+                                             subject: RealtimeEvent.subject(notice: notice.id)), in: db)
         return notice
     }
 
-    /// Edits a company notice; `editedAt` moves only when the title or body really changes.
+    /// Edits a company notice; `editedAt` moves only when the title or body really changes. Its
+    /// `notice.created` event then carries the new title, so replay never shows the old one.
     /// 404 for a personal notice or none.
     func edit(_ id: Int64, title: String?, body: String?, pinned: Bool?, viewer: Int64) async throws -> Notice {
         let now = Timestamp.now()
+        let journal = self.journal
         let edited = try await store.write { db -> Notice? in
             guard let current = try NoticesRepository.companyNotice(id, viewer: viewer, in: db) else { return nil }
             let textChanged = (title.map { $0 != current.title } ?? false) || (body.map { $0 != current.body } ?? false)
             _ = try NoticesRepository.update(id, title: title, body: body, pinned: pinned, editedAt: textChanged ? now : nil, in: db)
-            return try NoticesRepository.companyNotice(id, viewer: viewer, in: db)
+            guard let edited = try NoticesRepository.companyNotice(id, viewer: viewer, in: db) else { return nil }
+            try journal.rewrite(subject: RealtimeEvent.subject(notice: id), to: edited.eventData, in: db)
+            return edited
         }
         guard let edited else { throw APIError.notFound("no such notice") }
         return edited
     }
 
-    /// Deletes a company notice with its read marks; 404 for a personal notice or none.
+    /// Deletes a company notice with its read marks, and its title from the events that
+    /// announced it; 404 for a personal notice or none.
     func delete(_ id: Int64) async throws {
-        guard try await store.write({ db in try NoticesRepository.deleteCompanyNotice(id, in: db) }) else {
-            throw APIError.notFound("no such notice")
+        let journal = self.journal
+        let deleted = try await store.write { db in
+            guard try NoticesRepository.deleteCompanyNotice(id, in: db) else { return false }
+            try journal.rewrite(subject: RealtimeEvent.subject(notice: id), to: Notice.deletedEventData(id: id, kind: .company), in: db)
+            return true
         }
+        guard deleted else { throw APIError.notFound("no such notice") }
     }
 
     /// Company notices, pinned first, then newest, as an admin verb sees them.

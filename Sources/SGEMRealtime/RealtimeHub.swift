@@ -7,7 +7,10 @@ import Synchronization
 ///
 /// One task (`run`) tails the journal: after each `didCommit()` and on a short timer (writes of
 /// other processes, such as the admin verbs, signal nothing), it reads the events after the last
-/// one it delivered, in batches, and hands each to its readers — encoded once per event. A socket
+/// one it delivered, in batches, and hands each to its readers — encoded once per event. Control
+/// events (`StreamControl`: deactivations, ended sessions, role changes), wherever they were
+/// written, are acted on in the same order, so nothing recorded after a deactivation reaches the
+/// account's sockets. A socket
 /// being replayed (`?since=`) collects live events in a bounded queue until its replay is done,
 /// so the switch-over has neither a gap nor a duplicate. Who may see an event is decided here,
 /// at delivery, with membership as it is now (`ChatAccess`) and the admin list as it is now.
@@ -18,10 +21,11 @@ final class RealtimeHub: Sendable {
         var pendingBytes = 1 << 20
         /// Events read from the journal at a time.
         var batch = 500
-        /// The timer that catches writes nobody signalled.
-        var poll: Duration = .seconds(1)
-        /// How often every socket's credentials are checked again, for sessions ended and
-        /// accounts deactivated by another process (the admin verbs), which publish no event here.
+        /// The timer that catches writes nobody signalled (the admin verbs, another instance): a
+        /// deactivation there closes the sockets within this. An idle look is one indexed read.
+        var poll: Duration = .milliseconds(250)
+        /// How often every socket's credentials are checked again: a safety net for what no
+        /// control event reports (a session that expired, one ended as its socket subscribed).
         var recheck: Duration = .seconds(30)
     }
 
@@ -110,21 +114,28 @@ final class RealtimeHub: Sendable {
         metrics.connected.add(-1)
     }
 
-    /// Closes the sockets of `userID` whose session `matches`, at once.
+    /// Closes the sockets of `userID` whose session `matches`, at once; they get nothing more.
     func close(userID: Int64, code: UInt16, reason: String, where matches: (Int64?) -> Bool) {
         let sockets = state.withLock { s in
-            s.subscribers.values.filter { $0.userID == userID && matches($0.sessionID) }.map(\.socket)
+            let ended = s.subscribers.filter { $0.value.userID == userID && matches($0.value.sessionID) }
+            for id in ended.keys { s.subscribers.removeValue(forKey: id) }
+            return ended.values.map(\.socket)
         }
         for socket in sockets { socket.close(code: code, reason: reason) }
     }
 
-    /// Closes every socket of deactivated accounts and revoked sessions as soon as accounts says so.
-    func listen(to bus: EventBus) {
-        bus.subscribe(AccountDeactivated.self) { [weak self] event in
-            self?.close(userID: event.userID, code: 1008, reason: "account deactivated") { _ in true }
-        }
-        bus.subscribe(SessionsRevoked.self) { [weak self] event in
-            self?.close(userID: event.userID, code: 1008, reason: "session ended") { event.scope.contains($0) }
+    /// Acts on a control event: closes the sockets it ends. Returns whether it changes who the
+    /// admins are (the caller reads them again).
+    func apply(_ control: StreamControl) -> Bool {
+        switch control {
+        case let .accountDeactivated(user):
+            close(userID: user, code: 1008, reason: "account deactivated") { _ in true }
+            return true
+        case let .sessionsRevoked(user, scope):
+            close(userID: user, code: 1008, reason: "session ended") { scope.contains($0) }
+            return false
+        case .roleChanged:
+            return true
         }
     }
 
@@ -201,6 +212,11 @@ final class RealtimeHub: Sendable {
             var admins: Set<Int64>?
             for recorded in batch {
                 try Task.checkCancellation()
+                if recorded.event.audience == .hubs {
+                    if let control = StreamControl(recorded.event), apply(control) { admins = nil }
+                    state.withLock { $0.cursor = recorded.id }
+                    continue
+                }
                 if recorded.event.audience.needsAdmins, admins == nil {
                     admins = Set(try await directory?.activeAdminIDs() ?? [])
                 }
@@ -263,7 +279,7 @@ final class RealtimeHub: Sendable {
         case let .user(id): users.append(id)
         case let .users(ids): users += ids
         case let .userAndAdmins(id): users.append(id)
-        case .chat, .chatMembers, .everyone, .admins:
+        case .chat, .chatMembers, .everyone, .admins, .hubs:
             state.withLock { $0.chats.removeAll() }
             return
         }
@@ -304,6 +320,7 @@ final class RealtimeHub: Sendable {
         case let .users(ids): ids.contains(user)
         case let .chatMembers(chat, ids): chats.contains(chat) && ids.contains(user)
         case let .userAndAdmins(id): id == user || isAdmin
+        case .hubs: false
         }
     }
 

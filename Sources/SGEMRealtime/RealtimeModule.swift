@@ -15,20 +15,19 @@ public struct RealtimeModule: Module {
 
     /// How often open streams' credentials are checked again (sessions ended elsewhere).
     static let recheckSeconds = Setting("realtime-recheck-seconds", .int(1...3600), default: "30",
-                                        "seconds between checks that each realtime stream's session and account are still valid")
+                                        "seconds between checks that each realtime stream's session and account are still valid (a safety net)")
 
     public init() {}
 
     public var settings: [Setting] { [RealtimeModule.retentionDays, RealtimeModule.recheckSeconds] }
 
-    /// Starts the hub at the journal's newest event and closes sockets when accounts end sessions.
+    /// Starts the hub at the journal's newest event.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
         guard let journal = context.services.resolve((any EventJournal).self) else {
             throw RealtimeError(message: "module 'realtime' needs the event journal of module 'system'")
         }
         let hub = RealtimeHub(journal: journal, services: context.services, cursor: try await journal.lastEventID(),
                               limits: RealtimeHub.Limits(recheck: .seconds(context.configuration.int(RealtimeModule.recheckSeconds))), metrics: RealtimeMetrics(context.metrics), logger: context.logger)
-        hub.listen(to: context.events)
         return RealtimeRuntime(hub: hub, journal: journal, registry: context.services,
                                retention: .seconds(86_400 * context.configuration.int(RealtimeModule.retentionDays)),
                                logger: context.logger)

@@ -80,7 +80,8 @@ struct RealtimeRoutes: Sendable {
             With `since` the events after that id come first, once, then the live stream; `{"type":"resync"}` when `since` \
             is older than the retention window. `{"type":"ping"}` is answered with `{"type":"pong"}`. A cookie-authenticated \
             upgrade needs this server's Origin. A socket that cannot keep up is closed (1008 or 1013); a deactivated account's \
-            or ended session's sockets are closed with 1008; shutdown closes with 1001.
+            or ended session's sockets are closed with 1008 wherever the change was made, before any later event; an \
+            edited or deleted message or notice is replayed as it is now, never with its old text; shutdown closes with 1001.
             """,
         tags: ["realtime"],
         query: [QueryDoc("since", "the id of the last event received; replay what came after it",

@@ -46,24 +46,68 @@ struct JournalRepository: Sendable {
             ALTER TABLE system_events_new RENAME TO system_events;
             CREATE INDEX system_events_created ON system_events (created_at);
             """)
+        // `subject` (`message:42`), indexed, so an edit or deletion finds and rewrites the earlier
+        // events about it; `hubs`, the audience of control events no client receives. A rebuild
+        // again (a CHECK changes); events recorded before get their subject from their data, and
+        // a message's events older than its last edit or deletion take that change's data, as
+        // the rewrite would have done (notices recorded no deletion to go by).
+        migrations.add("system.006_event_subjects", sql: """
+            CREATE TABLE system_events_new (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                type TEXT NOT NULL,
+                audience_kind TEXT NOT NULL
+                    CHECK (audience_kind IN ('everyone', 'user', 'admins', 'chat', 'users', 'chat_users', 'user_admins', 'hubs')),
+                audience_id INTEGER,
+                audience_users TEXT,
+                data TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                subject TEXT,
+                CHECK ((audience_kind IN ('user', 'chat', 'chat_users', 'user_admins')) = (audience_id IS NOT NULL)),
+                CHECK ((audience_kind IN ('users', 'chat_users')) = (audience_users IS NOT NULL))
+            );
+            INSERT INTO system_events_new (id, type, audience_kind, audience_id, audience_users, data, created_at, subject)
+                SELECT id, type, audience_kind, audience_id, audience_users, data, created_at,
+                       CASE WHEN NOT json_valid(data) THEN NULL
+                            WHEN type LIKE 'message.%' THEN 'message:' || json_extract(data, '$.message.id')
+                            WHEN type LIKE 'notice.%' THEN 'notice:' || json_extract(data, '$.notice.id') END
+                FROM system_events;
+            DELETE FROM sqlite_sequence WHERE name = 'system_events_new';
+            INSERT INTO sqlite_sequence (name, seq) SELECT 'system_events_new', seq FROM sqlite_sequence WHERE name = 'system_events';
+            DROP TABLE system_events;
+            ALTER TABLE system_events_new RENAME TO system_events;
+            CREATE INDEX system_events_created ON system_events (created_at);
+            CREATE INDEX system_events_subject ON system_events (subject) WHERE subject IS NOT NULL;
+            UPDATE system_events AS e SET data = (
+                SELECT c.data FROM system_events c WHERE c.subject = e.subject AND c.audience_kind = 'chat'
+                    AND c.type IN ('message.updated', 'message.deleted') ORDER BY c.id DESC LIMIT 1)
+            WHERE e.subject LIKE 'message:%' AND EXISTS (
+                SELECT 1 FROM system_events c WHERE c.subject = e.subject AND c.audience_kind = 'chat'
+                    AND c.type IN ('message.updated', 'message.deleted') AND c.id > e.id);
+            """)
     }
 
     /// Inserts one event in `db`'s transaction and returns its id.
     static func insert(_ event: RealtimeEvent, at time: Timestamp, in db: Database) throws -> Int64 {
         let (kind, id, users) = JournalRepository.columns(event.audience)
         guard let row = try db.queryOne("""
-            INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at)
-            VALUES (?, ?, ?, ?, ?, ?) RETURNING id
-            """, event.type, kind, id, users, event.serializedData ?? event.data.serialized(), time),
+            INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at, subject)
+            VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, event.type, kind, id, users, event.serializedData ?? event.data.serialized(), time, event.subject),
               let newID = row.int64("id") else {
             throw StoreError(code: .system, message: "inserting an event returned no id")
         }
         return newID
     }
 
+    /// Sets the data of every event about `subject` to `data`; returns how many changed.
+    static func rewrite(subject: String, to data: String, in db: Database) throws -> Int {
+        try db.execute("UPDATE system_events SET data = ? WHERE subject = ? AND data <> ?", data, subject, data)
+        return db.changes
+    }
+
     static func events(after: Int64, limit: Int, in db: Database) throws -> [RecordedEvent] {
         try db.query("""
-            SELECT id, type, audience_kind, audience_id, audience_users, data, created_at FROM system_events
+            SELECT id, type, audience_kind, audience_id, audience_users, data, created_at, subject FROM system_events
             WHERE id > ? ORDER BY id LIMIT ?
             """, after, limit).compactMap(JournalRepository.event)
     }
@@ -79,7 +123,7 @@ struct JournalRepository: Sendable {
         let kinds = audiences.map(JournalRepository.kindName).sorted()
         func marks(_ n: Int) -> String { Array(repeating: "?", count: n).joined(separator: ", ") }
         let rows = try db.query("""
-            SELECT id, type, audience_kind, audience_id, audience_users, data, created_at FROM system_events
+            SELECT id, type, audience_kind, audience_id, audience_users, data, created_at, subject FROM system_events
             WHERE id > ? AND id <= ? AND type IN (\(marks(sorted.count))) AND audience_kind IN (\(marks(kinds.count))) ORDER BY id
             """, bindings: [after, end] + sorted + kinds)
         // Rows, not events: the caller decodes them on its own thread, off the store's.
@@ -123,6 +167,7 @@ struct JournalRepository: Sendable {
         case .users: "users"
         case .chatMembers: "chat_users"
         case .userAndAdmins: "user_admins"
+        case .hubs: "hubs"
         }
     }
 
@@ -136,6 +181,7 @@ struct JournalRepository: Sendable {
         case let .users(ids): ("users", nil, ids.map(String.init).joined(separator: ","))
         case let .chatMembers(chat, ids): ("chat_users", chat, ids.map(String.init).joined(separator: ","))
         case let .userAndAdmins(id): ("user_admins", id, nil)
+        case .hubs: ("hubs", nil, nil)
         }
     }
 
@@ -148,6 +194,7 @@ struct JournalRepository: Sendable {
         case ("users"?, _): users.map { .users($0.split(separator: ",").compactMap { Int64($0) }) }
         case let ("chat_users"?, chat?): users.map { .chatMembers(chat: chat, users: $0.split(separator: ",").compactMap { Int64($0) }) }
         case let ("user_admins"?, id?): .userAndAdmins(id)
+        case ("hubs"?, _): .hubs
         default: nil
         }
     }
@@ -158,6 +205,6 @@ struct JournalRepository: Sendable {
               let audience = audience(kind: row.string("audience_kind"), id: row.int64("audience_id"), users: row.string("audience_users")),
               let text = row.string("data"), let data = try? JSONValue.parse(Array(text.utf8)),
               let at = row.timestamp("created_at") else { return nil }
-        return RecordedEvent(id: id, event: RealtimeEvent(type: type, audience: audience, data: data), at: at)
+        return RecordedEvent(id: id, event: RealtimeEvent(type: type, audience: audience, data: data, subject: row.string("subject")), at: at)
     }
 }

@@ -19,6 +19,10 @@ final class StoredEventJournal: EventJournal {
         try JournalRepository.insert(event, at: .now(), in: db)
     }
 
+    func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int {
+        try JournalRepository.rewrite(subject: subject, to: data.serialized(), in: db)
+    }
+
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent] {
         let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
         guard bounded > 0 else { return [] }

@@ -242,7 +242,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     return ChatTranslator.event(recipients[i].message, outcome, to: recipients[i].audience)
                 }
             }) { db, events in
-                for event in events {
+                for event in events where try ChatTranslator.isCurrent(event, lookup: lookup, in: db) {
                     _ = try journal.append(event, in: db)
                     published.increment()
                 }
@@ -325,13 +325,22 @@ final class ChatTranslator: ChatTranslations, Sendable {
         var ownWrites: UInt64 = 0
     }
 
+    /// Whether the message a translation event carries is still as stored in `db`: one deleted or
+    /// edited while the provider worked would otherwise come back in the event (the edit's own
+    /// translation follows).
+    static func isCurrent(_ event: RealtimeEvent, lookup: any MessageLookup, in db: Database) throws -> Bool {
+        guard let message = event.data["message"], let id = message["id"]?.numberValue,
+              let stored = try lookup.message(Int64(id), in: db), let body = stored.body else { return false }
+        return message["body"]?.stringValue == body
+    }
+
     /// `message.updated` carrying the message and its translation, for `audience` only.
     static func event(_ message: ReadableMessage, _ outcome: TranslationDesk.Outcome, to audience: [Int64]) -> RealtimeEvent {
         var fields = message.json.objectValue ?? []
         fields.removeAll { $0.0 == "translation" }
         fields.append(("translation", MessageTranslation(text: outcome.text, source: outcome.source, target: outcome.target).json))
         return RealtimeEvent(type: "message.updated", audience: .chatMembers(chat: message.chatID, users: audience),
-                             data: ["message": .object(fields)]).prepared()
+                             data: ["message": .object(fields)], subject: RealtimeEvent.subject(message: message.id)).prepared()
     }
 
     /// The readers of `chatID` who are members of it now, remembered until a membership event

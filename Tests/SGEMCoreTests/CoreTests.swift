@@ -147,6 +147,22 @@ actor Collector {
     }
 }
 
+@Suite struct StreamControlTests {
+    @Test("a control event reads back as the change it carries, for the hubs only",
+          arguments: [StreamControl.accountDeactivated(userID: 4), .roleChanged(userID: 5), .sessionsRevoked(userID: 6, scope: .all),
+                      .sessionsRevoked(userID: 6, scope: .allBut(9)), .sessionsRevoked(userID: 6, scope: .only(9))])
+    func roundTrip(_ control: StreamControl) {
+        #expect(control.event.audience == .hubs)
+        #expect(StreamControl(control.event) == control)
+    }
+
+    @Test("an event for clients is no control event, whatever its type")
+    func clientEventsAreNotControl() {
+        let forged = StreamControl.accountDeactivated(userID: 1).event
+        #expect(StreamControl(RealtimeEvent(type: forged.type, audience: .everyone, data: forged.data)) == nil)
+    }
+}
+
 @Suite struct OpenAPITests {
     @Test func documentsRoutesWithParametersBodiesAndErrors() throws {
         let router = Router()

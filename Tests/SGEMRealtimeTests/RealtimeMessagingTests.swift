@@ -80,4 +80,51 @@ struct RealtimeMessagingTests {
             #expect(try await stream.waitForClose() == 1008)
         }
     }
+
+    @Test("replay after a message's deletion and edit and a notice's deletion and edit holds none of the old text; live delivery is unchanged")
+    func replayHoldsNoDeletedOrEditedText() async throws {
+        try await RealtimeServer.with(messaging: true) { s in
+            let boss = try await s.login()
+            let ana = try await s.createUser("ana", as: boss)
+            let live = try await s.stream(ana)
+            let created = try await s.call("POST", "/api/v1/chats", token: boss.token, json: [
+                "name": "Ops", "memberIds": [.number(Double(ana.userID))],
+            ])
+            let chatID = Int64(try #require(try created.json()["id"]?.numberValue))
+            let gone = try await s.post(#"deleted-secret-1"#, in: chatID, as: boss)
+            let pasted = try await s.post(#"the password is hunter2-xyz"#, in: chatID, as: boss)
+            #expect(try await s.call("DELETE", "/api/v1/messages/\(gone)", token: boss.token).status == 204)
+            #expect(try await s.call("PATCH", "/api/v1/messages/\(pasted)", token: boss.token, json: ["body": "the password is (removed)"]).status == 200)
+            let notice = try await s.call("POST", "/api/v1/admin/notices", token: boss.token, json: ["title": "Secret reorg-title", "body": ""])
+            let noticeID = Int64(try #require(try notice.json()["id"]?.numberValue))
+            #expect(try await s.call("DELETE", "/api/v1/admin/notices/\(noticeID)", token: boss.token).status == 204)
+            let draft = try await s.call("POST", "/api/v1/admin/notices", token: boss.token, json: ["title": "Draft-title-old", "body": ""])
+            let draftID = Int64(try #require(try draft.json()["id"]?.numberValue))
+            #expect(try await s.call("PATCH", "/api/v1/admin/notices/\(draftID)", token: boss.token, json: ["title": "Final title"]).status == 200)
+            let marker = try await s.call("POST", "/api/v1/admin/notices", token: boss.token, json: ["title": "Marker", "body": ""])
+            #expect(marker.status == 201)
+
+            // Live, each change arrived as it happened.
+            let liveFrames = try await live.frames(untilTitle: "Marker")
+            #expect(liveFrames.map { $0["type"]?.stringValue ?? "?" } == ["chat.created", "message.created", "message.created",
+                                                                           "message.deleted", "message.updated", "notice.created",
+                                                                           "notice.created", "notice.created"])
+            #expect(liveFrames[1]["data"]?["message"]?["body"] == "deleted-secret-1")
+            #expect(liveFrames[4]["data"]?["message"]?["body"] == "the password is (removed)")
+            live.close()
+
+            // Replayed, the same events carry the messages and the notice as they are now.
+            let replay = try await s.stream(ana, since: 0)
+            let replayed = try await replay.frames(untilTitle: "Marker")
+            let oldTexts = ["deleted-secret-1", "hunter2", "reorg-title", "Draft-title-old"]
+            let leaked = replayed.filter { frame in oldTexts.contains { frame.serialized().contains($0) } }
+            #expect(leaked.count == 0, "frames with deleted or edited-out text: \(leaked.map { $0.serialized() })")
+            #expect(replayed.map { $0["id"] } == liveFrames.map { $0["id"] }, "replay keeps every event, in order")
+            #expect(replayed[1]["data"]?["message"]?["deleted"] == .bool(true))
+            #expect(replayed[2]["data"]?["message"]?["body"] == "the password is (removed)")
+            #expect(replayed[5]["data"]?["notice"]?["deleted"] == .bool(true))
+            #expect(replayed[6]["data"]?["notice"]?["title"] == "Final title")
+            replay.close()
+        }
+    }
 }

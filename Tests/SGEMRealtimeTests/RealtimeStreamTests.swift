@@ -241,21 +241,66 @@ struct RealtimeStreamTests {
         }
     }
 
-    @Test("an account deactivated or a password reset from the command line closes the streams at the next check")
-    func commandLineChangesCloseSockets() async throws {
-        try await RealtimeServer.with(["realtime-recheck-seconds": "1"]) { s in
+    @Test("a deactivation or password reset from the command line closes that user's streams within a second; nothing sent after it arrives")
+    func commandLineDeactivationClosesAtOnce() async throws {
+        // No recheck during the test: only the journal's control event can close the streams.
+        try await RealtimeServer.with(["realtime-recheck-seconds": "3600"]) { s in
             let boss = try await s.login()
             let ana = try await s.createUser("ana", as: boss)
             let bob = try await s.createUser("bob", as: boss)
+            let carl = try await s.createUser("carl", as: boss)
             let anaStream = try await s.stream(ana)
             let bobStream = try await s.stream(bob)
+            let carlStream = try await s.stream(carl)
             let bossStream = try await s.stream(boss)
+
+            // The verb runs on its own store, as another process would, and signals nothing here.
             #expect(await sgem(s.dir, ["admin", "deactivate", "ana"]).code == 0)
+            let returned = ContinuousClock.now
             #expect(try await anaStream.waitForClose() == 1008)
-            #expect(await sgem(s.dir, ["admin", "reset-password", "bob", "--random-password"]).code == 0)
-            #expect(try await bobStream.waitForClose() == 1008)
-            try await s.append("test.mark", to: .everyone)
+            let seconds = (ContinuousClock.now - returned) / .seconds(1)
+            #expect(seconds < 1, "the stream closed \(seconds) s after the command returned")
+
+            // A message sent right after the deactivation (and signalled, so the hub reads both at once).
+            #expect(await sgem(s.dir, ["admin", "deactivate", "bob"]).code == 0)
+            try await s.append("test.mark", to: .everyone, n: 1)
+            let (frames, code) = try await bobStream.framesUntilClose()
+            #expect(code == 1008)
+            #expect(frames.isEmpty, "after the deactivation bob got \(frames.map { $0.serialized() })")
             #expect(try await bossStream.numbers(until: "test.mark") == [])
+
+            #expect(await sgem(s.dir, ["admin", "reset-password", "carl", "--random-password"]).code == 0)
+            let (carlFrames, carlCode) = try await carlStream.framesUntilClose()
+            #expect(carlCode == 1008)
+            #expect(carlFrames.map { $0["type"] } == ["test.mark"], "carl got what came before the reset, and nothing of it")
+
+            // Control events are never frames, live or replayed.
+            let replay = try await s.stream(boss, since: 0)
+            try await s.append("test.end", to: .everyone)
+            #expect(try await replay.numbers(until: "test.end") == [1])
+        }
+    }
+
+    @Test("an admin demoted, through the API or the command line, no longer receives admin events", arguments: [false, true])
+    func demotedAdminStopsReceivingAdminEvents(fromCommandLine: Bool) async throws {
+        try await RealtimeServer.with(["realtime-recheck-seconds": "3600"]) { s in
+            let boss = try await s.login()
+            let carl = try await s.createUser("carl", role: "admin", as: boss)
+            let carlStream = try await s.stream(carl)
+            try await s.append("admin.thing", to: .admins, n: 1)
+            try await s.append("test.mark", to: .everyone)
+            #expect(try await carlStream.numbers(until: "test.mark") == [1])
+
+            if fromCommandLine {
+                #expect(await sgem(s.dir, ["admin", "set-role", "carl", "employee"]).code == 0)
+            } else {
+                let r = try await s.call("PATCH", "/api/v1/admin/users/\(carl.userID)", token: boss.token, json: ["role": "employee"])
+                #expect(r.status == 200)
+            }
+            // In one write right after the demotion, so the hub reads them in the same batch as it.
+            try await s.append([RealtimeEvent(type: "admin.thing", audience: .admins, data: ["n": 2]),
+                                RealtimeEvent(type: "test.mark", audience: .everyone, data: ["n": 0])])
+            #expect(try await carlStream.numbers(until: "test.mark") == [])
         }
     }
 

@@ -127,6 +127,13 @@ final class RealtimeServer: Sendable {
         return client
     }
 
+    /// Posts `body` to chat `chatID` as `who`; returns the message's id.
+    func post(_ body: String, in chatID: Int64, as who: LoggedIn) async throws -> Int64 {
+        let r = try await call("POST", "/api/v1/chats/\(chatID)/messages", token: who.token, json: ["body": .string(body)])
+        guard r.status == 201, let id = try r.json()["id"]?.numberValue else { throw TestFailure("posting failed: \(r.status) \(r.text)") }
+        return Int64(id)
+    }
+
     /// A metric's value as `/metrics` would show it (no labels).
     func metric(_ name: String) -> Double {
         let text = running.context.metrics.render()
@@ -151,6 +158,20 @@ extension WebSocketClient {
     func event() async throws -> JSONValue {
         guard let frame = try await next() else { throw TestFailure("the stream ended (close code \(closeCode.map(String.init) ?? "none"))") }
         return frame
+    }
+
+    /// Every frame up to and including the `notice.created` titled `title`.
+    func frames(untilTitle title: String) async throws -> [JSONValue] {
+        var frames: [JSONValue] = []
+        repeat { frames.append(try await event()) } while frames.last?["data"]?["notice"]?["title"]?.stringValue != title
+        return frames
+    }
+
+    /// The frames until the server closes the stream, and its close code.
+    func framesUntilClose() async throws -> (frames: [JSONValue], code: UInt16?) {
+        var frames: [JSONValue] = []
+        while let frame = try await next() { frames.append(frame) }
+        return (frames, closeCode)
     }
 
     /// The `n` of events until (and including) the first `marker` event: what arrived before it.

@@ -54,6 +54,34 @@ struct EventJournalTests {
         await f.close()
     }
 
+    @Test("rewriting a subject changes the data of its events only, in the caller's transaction; ids, types and audiences stay")
+    func rewriteChangesOneSubject() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        let events = [
+            RealtimeEvent(type: "message.created", audience: .chat(1), data: ["body": "secret"], subject: "message:1"),
+            RealtimeEvent(type: "message.created", audience: .chat(1), data: ["body": "other"], subject: "message:2"),
+            RealtimeEvent(type: "message.updated", audience: .chatMembers(chat: 1, users: [3]), data: ["body": "secret"], subject: "message:1"),
+            RealtimeEvent(type: "test.plain", audience: .everyone, data: ["body": "secret"]),
+        ]
+        _ = try await f.store.write { db in try events.map { try journal.append($0, in: db) } }
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await f.store.write { db in
+                #expect(try journal.rewrite(subject: "message:1", to: ["deleted": true], in: db) == 2)
+                throw Refused()
+            }
+        }
+        #expect(try await journal.events(after: 0, limit: 10).map(\.event) == events, "rolled back with the caller")
+        let changed = try await f.store.write { db in try journal.rewrite(subject: "message:1", to: ["deleted": true], in: db) }
+        #expect(changed == 2)
+        let after = try await journal.events(after: 0, limit: 10)
+        #expect(after.map(\.event.data) == [["deleted": true], ["body": "other"], ["deleted": true], ["body": "secret"]])
+        #expect(after.map(\.event.type) == events.map(\.type))
+        #expect(after.map(\.event.audience) == events.map(\.audience))
+        await f.close()
+    }
+
     @Test("ids are never reused after events are deleted (retention), and lastEventID remembers them")
     func idsNeverReused() async throws {
         let f = try await SystemFixture()
@@ -160,9 +188,9 @@ func sortedKeys(_ value: JSONValue) -> JSONValue {
     }
 }
 
-@Suite("Event journal: the audience migration")
+@Suite("Event journal: the table's rebuilds")
 struct EventAudienceMigrationTests {
-    @Test("rebuilding the table keeps every event and its id, and ids keep growing even when retention had emptied it",
+    @Test("the rebuilds keep every event and its id, give older events their subject, and ids keep growing even when retention had emptied the table",
           arguments: [false, true])
     func rebuildKeepsIDs(emptied: Bool) async throws {
         let dir = TempDir()
@@ -170,13 +198,39 @@ struct EventAudienceMigrationTests {
         var all = MigrationList()
         SystemModule(version: "test").registerMigrations(&all)
         _ = try await store.migrate(all.before("system.005_event_audiences"))
+        // Rows as the first version of the table held them: a message created, translated for one
+        // reader (then 'users'), edited, deleted; another only created.
+        let old: [(String, String, String)] = [
+            ("notice.created", "everyone", #"{"notice":{"id":7,"title":"t"}}"#),
+            ("message.created", "chat", #"{"message":{"id":42,"body":"first"}}"#),
+            ("message.updated", "users", #"{"message":{"id":42,"body":"first","translation":{"text":"primero"}}}"#),
+            ("message.updated", "chat", #"{"message":{"id":42,"body":"second"}}"#),
+            ("message.created", "chat", #"{"message":{"id":43,"body":"kept"}}"#),
+            ("message.deleted", "chat", #"{"message":{"id":42,"body":null,"deleted":true}}"#),
+            ("chat.created", "users", #"{"chat":{"id":3}}"#),
+        ]
+        let ids = try await store.write { db in
+            try old.map { type, kind, data -> Int64 in
+                try #require(try db.queryOne("""
+                    INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at)
+                    VALUES (?, ?, CASE ? WHEN 'chat' THEN 1 END, CASE ? WHEN 'users' THEN '1' END, ?, 1) RETURNING id
+                    """, type, kind, kind, kind, data)?.int64("id"))
+            }
+        }
         let journal = StoredEventJournal(store: { store })
-        let ids = try await store.write { db in try (1...5).map { try journal.append(EventJournalTests.notice($0), in: db) } }
         if emptied { _ = try await journal.removeEvents(recordedBefore: Timestamp(milliseconds: Timestamp.now().milliseconds + 1000)) }
-        #expect(try await store.migrate(all) == ["system.005_event_audiences"])
-        #expect(try await journal.events(after: 0, limit: 10).map(\.id) == (emptied ? [] : ids))
+        #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects"])
+        let kept = try await journal.events(after: 0, limit: 10)
+        #expect(kept.map(\.id) == (emptied ? [] : ids))
+        #expect(kept.map(\.event.subject) == (emptied ? [] : ["notice:7", "message:42", "message:42", "message:42", "message:43",
+                                                               "message:42", nil]))
+        let tombstone: JSONValue = ["message": .object([("id", 42), ("body", .null), ("deleted", true)])]
+        #expect(kept.map { sortedKeys($0.event.data) } == (emptied ? [] : [
+            ["notice": .object([("id", 7), ("title", "t")])], tombstone, tombstone, tombstone,
+            ["message": .object([("id", 43), ("body", "kept")])], tombstone, ["chat": ["id": 3]],
+        ].map(sortedKeys)), "a deleted message's older events take its tombstone")
         #expect(try await journal.lastEventID() == ids.last)
-        let audiences: [EventAudience] = [.chatMembers(chat: 3, users: [1, 2]), .userAndAdmins(4)]
+        let audiences: [EventAudience] = [.chatMembers(chat: 3, users: [1, 2]), .userAndAdmins(4), .hubs]
         let next = try await store.write { db in
             try audiences.map { try journal.append(RealtimeEvent(type: "t", audience: $0, data: [:]), in: db) }
         }

@@ -137,6 +137,45 @@ struct ChatTranslationTests {
         }
     }
 
+    @Test("an edit or a deletion leaves no old text in the journal's translations, even one under way at the provider")
+    func editedAndDeletedTextLeavesNoTranslation() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana"]) { o in
+            try await use(stub, in: o)
+            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+            let chat = try await group(o, ["boss", "ana"])
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            let journal = try o.journal()
+            let start = try await journal.lastEventID()
+            @Sendable func translated(_ text: String) async -> Bool {
+                let events = (try? await journal.events(after: start, limit: 1000)) ?? []
+                return events.contains { $0.event.data["message"]?["translation"]?["text"]?.stringValue == "[es] " + text }
+            }
+
+            // Translated, then edited: the old text's translation goes too.
+            let first = try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "the code is 1111"])
+            #expect(await eventually { await translated("the code is 1111") })
+            let firstID = Int64(try #require(first["id"]?.numberValue))
+            try await o.expect(200, "PATCH", "/messages/\(firstID)", as: "boss", ["body": "no code here"])
+            #expect(await eventually { await translated("no code here") })
+
+            // Deleted while the provider is translating it: the translation is not recorded.
+            stub.fail(.slow(.milliseconds(500)))
+            let second = try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "the code is 2222"])
+            #expect(await eventually { stub.requests.contains { $0.json?["q"] == "the code is 2222" } })
+            try await o.expect(204, "DELETE", "/messages/\(Int64(try #require(second["id"]?.numberValue)))", as: "boss")
+            stub.fail(nil)
+            // The worker takes one round at a time: once this one is translated, the other is done.
+            try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "later"])
+            #expect(await eventually { await translated("later") })
+
+            let events = try await journal.events(after: start, limit: 1000)
+            let leaked = events.filter { $0.event.data.serialized().contains("1111") || $0.event.data.serialized().contains("2222") }
+            #expect(leaked.count == 0, "events with the old text: \(leaked.map { "\($0.event.type) \($0.event.data.serialized())" })")
+        }
+    }
+
     @Test("the worker's pace: no wait on an idle store; under load it keeps to its share of the store")
     func pacing() {
         let ms: UInt64 = 1_000_000
