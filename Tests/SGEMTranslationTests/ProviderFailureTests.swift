@@ -115,15 +115,14 @@ struct ProviderFailureTests {
         // 300 ms where the timeout is the point; elsewhere room for a loaded machine.
         let timeout: Duration = c.expected == .providerTimeout ? .milliseconds(300) : .seconds(5)
         let translator = rig.translator(timeout: timeout)
-        let started = now()
         let failure = await F.failure { _ = try await translator.translate(TranslationRequest(text: "hello", target: "es")) }
         let f = try #require(failure)
         #expect(f.failure == c.expected, "\(f)")
         #expect(f.message.contains(c.words), "\(f.message)")
         #expect(!f.message.contains("secret"))
         if c.expected == .providerTimeout {
-            // Well before the slow answer would come (loose: the machine is shared).
-            #expect(now() - started < 4, "the 300 ms timeout holds")
+            // The failure is the timeout's (a slow answer that came would have been a translation),
+            // said with the configured time; how long it took is the benchmarks' business.
             #expect(f.message == "No answer from \(translator.provider == "libretranslate" ? "LibreTranslate" : translator.provider == "deepl" ? "DeepL" : "Yandex") within 300 milliseconds.")
         }
         let languages = await F.failure { _ = try await translator.languages() }
