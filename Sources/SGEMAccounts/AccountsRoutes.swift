@@ -291,7 +291,7 @@ struct AccountsRoutes: Sendable {
             } else {
                 // Same work for an unknown user as for a wrong password.
                 let bounded = String(decoding: password.utf8.prefix(PasswordHasher.maxPasswordBytes), as: UTF8.self)
-                _ = try await hasher.verify(bounded, against: hasher.dummyHash, for: address)
+                _ = try await hasher.verify(bounded, against: await service.dummyHash(), for: address)
             }
         } catch {
             runtime.throttle.release(attempt)
@@ -312,7 +312,8 @@ struct AccountsRoutes: Sendable {
             throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
         }
         runtime.throttle.succeed(attempt)
-        // A busy hasher must not turn a right password into a failed login: upgrade next time.
+        // A hash at another cost than the configured one is redone (so the dummy hash follows the
+        // configured cost); a busy hasher must not turn a right password into a failed login: next time.
         let upgraded = hasher.needsRehash(hash) ? try? await hasher.hash(password, for: address) : nil
         let session = service.sessions.makeSession()
         let record = try await service.recordLogin(user, session: session, upgradedHash: upgraded, login: login, request: request)

@@ -28,6 +28,7 @@ struct AccountsRuntime: ModuleRuntime {
         let sessions = SessionManager(store: context.store, repository: repository, idleHours: configuration.int(AccountsModule.sessionIdleHours),
                                       maxDays: configuration.int(AccountsModule.sessionMaxDays), logger: context.logger)
         let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions, events: context.events)
+        try await service.readDummyCost()
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
