@@ -322,7 +322,7 @@ struct AccountsRoutes: Sendable {
     }
 
     func register(_ request: Request, _ context: RequestContext) async throws -> Response {
-        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        let settings = try await runtime.companySettings.current()
         guard settings.registration != "closed" else {
             throw APIError(status: 403, code: "registration_closed", message: "registration is closed; ask an admin for an account")
         }
@@ -399,7 +399,7 @@ struct AccountsRoutes: Sendable {
         let email = rawEmail.flatMap(AccountRules.email)
         if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
         let displayName = AccountsRoutes.displayName(body.string("displayName"), fallback: username ?? "", body: &body)
-        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        let settings = try await runtime.companySettings.current()
         let language = body.string("language") ?? settings.defaultLanguage
         if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
         return (username ?? "", email ?? "", displayName, language)

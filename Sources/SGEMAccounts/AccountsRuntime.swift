@@ -15,6 +15,8 @@ struct AccountsRuntime: ModuleRuntime {
     /// The first-run setup token, open only while no active admin existed at boot.
     let setup: SetupGate
     let logins: Counter
+    /// The company module's settings (registration, default language), resolved at boot.
+    let companySettings: any CompanySettingsProvider
     let registry: ServiceRegistry
     let logger: Logger
 
@@ -32,6 +34,7 @@ struct AccountsRuntime: ModuleRuntime {
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
+                                      companySettings: try context.require((any CompanySettingsProvider).self),
                                       registry: context.services, logger: context.logger)
         try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)
