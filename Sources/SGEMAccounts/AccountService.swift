@@ -2,6 +2,7 @@ import SGEMCore
 import SGEMHTTP
 import SGEMStore
 import SGEMSupport
+import Synchronization
 
 /// Who performs an account change, for the audit log: a user over the API, or the operator at
 /// the command line (no user id).
@@ -27,14 +28,20 @@ final class AccountService: Sendable {
     /// Where ended sessions, deactivations and role changes are recorded, in their transaction,
     /// for the realtime hubs to act on (`StreamControl`); nil without the system module.
     let journal: (any EventJournal)?
+    /// How long the dummy hash's cost is trusted before the stored hashes are read again
+    /// (another process may have stored a costlier one).
+    let dummyCostRefresh: Duration
+    /// When the dummy hash's cost was last read from the store.
+    private let dummyCostReadAt = Mutex<ContinuousClock.Instant?>(nil)
 
     init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager,
-         journal: (any EventJournal)? = nil) {
+         journal: (any EventJournal)? = nil, dummyCostRefresh: Duration = .seconds(5)) {
         self.store = store
         self.repository = repository
         self.hasher = hasher
         self.sessions = sessions
         self.journal = journal
+        self.dummyCostRefresh = dummyCostRefresh
     }
 
     // MARK: Reading
@@ -79,6 +86,29 @@ final class AccountService: Sendable {
     func activeAdminIDs() async throws -> [Int64] {
         let repository = self.repository
         return try await store.read { db in try repository.activeAdminIDs(db) }
+    }
+
+    // MARK: The dummy hash
+
+    /// The hash to check an unknown user's password against, at the cost of the most expensive
+    /// stored hash, read again from the store once `dummyCostRefresh` has passed.
+    func dummyHash() async -> String {
+        let refresh = dummyCostRefresh
+        let stale = dummyCostReadAt.withLock { read in read.map { ContinuousClock.now - $0 >= refresh } ?? true }
+        // An unreadable store keeps the last cost: the login answers either way.
+        if stale { try? await readDummyCost() }
+        return hasher.dummyHash
+    }
+
+    /// Sets the dummy hash's cost to that of the most expensive stored hash.
+    func readDummyCost() async throws {
+        let repository = self.repository
+        let prefixes = try await store.read { db in
+            try repository.passwordHashParameters(db, saltAndKeyLength: PasswordHasher.saltAndKeyLength)
+        }
+        let costliest = prefixes.compactMap(PasswordHasher.parseParameters).filter(\.isUsable).max { $0.cost < $1.cost }
+        hasher.setDummyCost(costliest)
+        dummyCostReadAt.withLock { $0 = ContinuousClock.now }
     }
 
     // MARK: Creating
@@ -140,7 +170,7 @@ final class AccountService: Sendable {
             try repository.setLastLogin(db, userID: user.id, at: now)
             if let upgradedHash { try repository.setPasswordHash(db, userID: user.id, upgradedHash) }
             try AccountService.audit(repository, db, "login.success", actor: actor, targetID: user.id, login: login,
-                                     detail: upgradedHash == nil ? nil : "password hash upgraded")
+                                     detail: upgradedHash == nil ? nil : "password hash rehashed at the configured cost")
             return try AccountService.load(repository, db, user.id)
         }
     }

@@ -40,6 +40,13 @@ struct AccountsRepository: Sendable {
             .map { (UserRecord(row: $0), $0.string("password_hash") ?? "") }
     }
 
+    /// The distinct parameter parts (`scrypt$17$8$1`) of the stored password hashes: each hash
+    /// without its last `saltAndKeyLength` characters. One scan of a table of a company's users.
+    func passwordHashParameters(_ db: Database, saltAndKeyLength: Int) throws -> [String] {
+        try db.query("SELECT DISTINCT substr(password_hash, 1, length(password_hash) - ?) AS parameters FROM accounts_users",
+                     saltAndKeyLength).compactMap { $0.string("parameters") }
+    }
+
     /// Users of whom every one of `words` (folded by `SearchKey.queryWords`) starts a search
     /// word (`accounts_user_words`), filtered by `status` (active, inactive, all), by folded name
     /// then username, after the user `after` (a keyset cursor), at most `limit`.

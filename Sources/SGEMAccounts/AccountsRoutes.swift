@@ -291,7 +291,7 @@ struct AccountsRoutes: Sendable {
             } else {
                 // Same work for an unknown user as for a wrong password.
                 let bounded = String(decoding: password.utf8.prefix(PasswordHasher.maxPasswordBytes), as: UTF8.self)
-                _ = try await hasher.verify(bounded, against: hasher.dummyHash, for: address)
+                _ = try await hasher.verify(bounded, against: await service.dummyHash(), for: address)
             }
         } catch {
             runtime.throttle.release(attempt)
@@ -312,7 +312,8 @@ struct AccountsRoutes: Sendable {
             throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
         }
         runtime.throttle.succeed(attempt)
-        // A busy hasher must not turn a right password into a failed login: upgrade next time.
+        // A hash at another cost than the configured one is redone (so the dummy hash follows the
+        // configured cost); a busy hasher must not turn a right password into a failed login: next time.
         let upgraded = hasher.needsRehash(hash) ? try? await hasher.hash(password, for: address) : nil
         let session = service.sessions.makeSession()
         let record = try await service.recordLogin(user, session: session, upgradedHash: upgraded, login: login, request: request)
@@ -321,7 +322,7 @@ struct AccountsRoutes: Sendable {
     }
 
     func register(_ request: Request, _ context: RequestContext) async throws -> Response {
-        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        let settings = try await runtime.companySettings.current()
         guard settings.registration != "closed" else {
             throw APIError(status: 403, code: "registration_closed", message: "registration is closed; ask an admin for an account")
         }
@@ -398,7 +399,7 @@ struct AccountsRoutes: Sendable {
         let email = rawEmail.flatMap(AccountRules.email)
         if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
         let displayName = AccountsRoutes.displayName(body.string("displayName"), fallback: username ?? "", body: &body)
-        let settings = try await services.resolve((any CompanySettingsProvider).self)?.current() ?? CompanySettingsValue()
+        let settings = try await runtime.companySettings.current()
         let language = body.string("language") ?? settings.defaultLanguage
         if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
         return (username ?? "", email ?? "", displayName, language)

@@ -15,6 +15,8 @@ struct AccountsRuntime: ModuleRuntime {
     /// The first-run setup token, open only while no active admin existed at boot.
     let setup: SetupGate
     let logins: Counter
+    /// The company module's settings (registration, default language), resolved at boot.
+    let companySettings: any CompanySettingsProvider
     let registry: ServiceRegistry
     let logger: Logger
 
@@ -31,9 +33,11 @@ struct AccountsRuntime: ModuleRuntime {
         // it (module tests) have no streams to close.
         let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions,
                                      journal: context.services.resolve((any EventJournal).self))
+        try await service.readDummyCost()
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
+                                      companySettings: try context.require((any CompanySettingsProvider).self),
                                       registry: context.services, logger: context.logger)
         try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)

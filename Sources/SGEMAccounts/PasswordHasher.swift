@@ -3,6 +3,7 @@ import Glibc
 #endif
 import COpenSSL
 import SGEMSupport
+import Synchronization
 
 /// scrypt cost parameters: N = 2^logN, block size r, parallelism p.
 struct ScryptParameters: Sendable, Equatable {
@@ -10,10 +11,11 @@ struct ScryptParameters: Sendable, Equatable {
     var r: Int = 8
     var p: Int = 1
 
-    /// Whether these parameters cost less than `other` (a hash made with them gets upgraded).
-    func isWeaker(than other: ScryptParameters) -> Bool {
-        logN < other.logN || r < other.r || p < other.p
-    }
+    /// Work of one derivation, up to a constant: N · r · p.
+    var cost: UInt64 { (UInt64(1) << UInt64(logN)) * UInt64(r) * UInt64(p) }
+
+    /// Whether `PasswordHasher.scrypt` accepts these parameters.
+    var isUsable: Bool { (1...24).contains(logN) && (1...32).contains(r) && (1...16).contains(p) }
 }
 
 /// A password-hashing failure (OpenSSL refused the parameters or ran out of memory).
@@ -40,8 +42,9 @@ final class PasswordHasher: Sendable {
     let parameters: ScryptParameters
     let pool: BlockingPool
     let scheduler: HashScheduler
-    /// Verified against when the user does not exist, so that answer takes as long as a wrong password.
-    let dummyHash: String
+    /// Verified against when the user does not exist, so that answer takes as long as a wrong
+    /// password: made with the parameters of the most expensive stored hash known (`dummyCost`).
+    private let dummy: Mutex<(parameters: ScryptParameters, hash: String)>
     let timings: Histogram
 
     /// - Parameters:
@@ -51,7 +54,7 @@ final class PasswordHasher: Sendable {
         parameters = ScryptParameters(logN: logN)
         pool = BlockingPool(name: "hash", threads: threads)
         scheduler = HashScheduler(capacity: queueCapacity, perClient: perClient)
-        dummyHash = PasswordHasher.format(parameters, salt: Crypto.randomBytes(Self.saltBytes), key: Crypto.randomBytes(Self.keyBytes))
+        dummy = Mutex((parameters, PasswordHasher.dummyHash(parameters)))
         timings = metrics.histogram("sgem_accounts_password_hash_seconds", help: "Time to derive one scrypt password hash.",
                                     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
     }
@@ -64,6 +67,7 @@ final class PasswordHasher: Sendable {
         let params = parameters
         let salt = Crypto.randomBytes(Self.saltBytes)
         let key = try await derive(Array(password.utf8), salt: salt, params, client: client)
+        raiseDummyCost(to: params)
         return PasswordHasher.format(params, salt: salt, key: key)
     }
 
@@ -74,14 +78,46 @@ final class PasswordHasher: Sendable {
             _ = try await verify(password, against: dummyHash, for: client)
             return false
         }
+        // A hash stored by another process may cost more than any this one has seen.
+        raiseDummyCost(to: parsed.parameters)
         let key = try await derive(Array(password.utf8), salt: parsed.salt, parsed.parameters, client: client)
         return Crypto.constantTimeEqual(key, parsed.key)
     }
 
-    /// Whether `stored` was made with weaker parameters than the configured ones.
+    /// Whether `stored` was made with other parameters than the configured ones: weaker ones are
+    /// upgraded, and costlier ones brought down so the dummy hash can follow (`dummyCost`).
     func needsRehash(_ stored: String) -> Bool {
         guard let parsed = PasswordHasher.parse(stored) else { return true }
-        return parsed.parameters.isWeaker(than: parameters)
+        return parsed.parameters != parameters
+    }
+
+    // MARK: The dummy hash
+
+    /// The hash an unknown user's password is checked against.
+    var dummyHash: String { dummy.withLock { $0.hash } }
+
+    /// The dummy hash's parameters.
+    var dummyCost: ScryptParameters { dummy.withLock { $0.parameters } }
+
+    /// Makes the dummy hash cost at least what `stored` costs (a hash this process wrote or read).
+    func raiseDummyCost(to stored: ScryptParameters) {
+        guard stored.isUsable else { return }
+        dummy.withLock { d in
+            if stored.cost > d.parameters.cost { d = (stored, PasswordHasher.dummyHash(stored)) }
+        }
+    }
+
+    /// Sets the dummy hash's parameters to `stored`, those of the most expensive hash stored now
+    /// (nil: none stored; the configured ones), lowering them once costlier hashes are gone.
+    func setDummyCost(_ stored: ScryptParameters?) {
+        let wanted = stored.flatMap { $0.isUsable ? $0 : nil } ?? parameters
+        dummy.withLock { d in
+            if wanted != d.parameters { d = (wanted, PasswordHasher.dummyHash(wanted)) }
+        }
+    }
+
+    private static func dummyHash(_ parameters: ScryptParameters) -> String {
+        format(parameters, salt: Crypto.randomBytes(saltBytes), key: Crypto.randomBytes(keyBytes))
     }
 
     /// Stops the hashing threads after queued work.
@@ -127,7 +163,7 @@ final class PasswordHasher: Sendable {
 
     /// The raw derivation; blocking (≈ 128 · r · N bytes of memory and a CPU-bound loop).
     static func scrypt(_ password: [UInt8], salt: [UInt8], _ params: ScryptParameters) throws -> [UInt8] {
-        guard (1...24).contains(params.logN), (1...32).contains(params.r), (1...16).contains(params.p) else {
+        guard params.isUsable else {
             throw PasswordHashError(message: "scrypt parameters out of range: logN \(params.logN), r \(params.r), p \(params.p)")
         }
         let n = UInt64(1) << UInt64(params.logN)
@@ -152,6 +188,16 @@ final class PasswordHasher: Sendable {
 
     static func format(_ p: ScryptParameters, salt: [UInt8], key: [UInt8]) -> String {
         "scrypt$\(p.logN)$\(p.r)$\(p.p)$\(Crypto.base64(salt))$\(Crypto.base64(key))"
+    }
+
+    /// Characters after the parameters in a stored hash: `$<salt base64>$<key base64>`.
+    static let saltAndKeyLength = 2 + (saltBytes + 2) / 3 * 4 + (keyBytes + 2) / 3 * 4
+
+    /// The parameters of `scrypt$logN$r$p`, a stored hash without `saltAndKeyLength` characters.
+    static func parseParameters(_ prefix: String) -> ScryptParameters? {
+        let parts = prefix.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "scrypt", let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]) else { return nil }
+        return ScryptParameters(logN: logN, r: r, p: p)
     }
 
     static func parse(_ stored: String) -> (parameters: ScryptParameters, salt: [UInt8], key: [UInt8])? {

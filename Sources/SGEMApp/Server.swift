@@ -31,13 +31,17 @@ enum Server {
         logger.notice("listening", ["url": "\(scheme)://\(host):\(running.port)/", "database": configuration.databasePath])
         if let setupURL { logger.notice("first-run setup link", ["url": setupURL]) }
 
-        let signal = await signals.next()
-        logger.notice("shutting down", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
-        await running.stop()
-        _ = lock
-        logger.notice("stopped")
-        // Lines still buffered for stderr go out before the process ends.
-        _ = LogSettings.flush(timeoutMilliseconds: 2000)
+        defer {
+            _ = lock
+            // Lines still buffered for stderr go out before the process ends.
+            _ = LogSettings.flush(timeoutMilliseconds: 2000)
+        }
+        do {
+            try await running.run { await signals.next() }
+        } catch let failure as ServiceGroupError {
+            // One line for the operator; a non-zero exit so systemd restarts the server.
+            throw CommandError.failure("stopped because \(failure); see the log")
+        }
     }
 }
 
@@ -104,20 +108,21 @@ public final class RunningServer: Sendable {
     public var serviceNames: [String] { services.names }
 
     /// Opens the store, applies migrations, boots every module, freezes the routes, starts
-    /// listening and then the modules' services. `excluding` leaves modules out (tests that stand
-    /// in for one, e.g. a fake `ChatAccess` instead of messaging).
+    /// listening and then the modules' services. `excluding` leaves modules out and `adding` adds
+    /// some (tests that stand in for one, e.g. a fake `ChatAccess` instead of messaging).
     public static func start(configuration: Configuration, logger: Logger = Logger(label: "server"),
-                             excluding: Set<ModuleID> = []) async throws -> RunningServer {
-        let ordered = try bootOrder(modules(configuration: configuration).filter { !excluding.contains($0.id) })
+                             excluding: Set<ModuleID> = [], adding: [any Module] = []) async throws -> RunningServer {
+        let ordered = try bootOrder(modules(configuration: configuration).filter { !excluding.contains($0.id) } + adding)
         var migrations = MigrationList()
         for module in ordered { module.registerMigrations(&migrations) }
         let store = try await Application.openMigratedStore(configuration)
 
         let router = Router(defaultMaxBodyBytes: configuration.int("max-body-bytes"))
+        let services = ServiceGroup(logger: Logger(label: "services"))
         let context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(),
                                     events: EventBus(logger: Logger(label: "events")), metrics: .shared,
                                     logger: logger, router: router,
-                                    declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings))
+                                    declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), serviceGroup: services)
         var runtimes: [(id: ModuleID, runtime: any ModuleRuntime)] = []
         func unwind() async {
             for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }
@@ -148,10 +153,33 @@ public final class RunningServer: Sendable {
             await unwind()
             throw CommandError.failure("cannot listen on \(configuration.string("host") ?? ""):\(configuration.int("port")): \(error)")
         }
-        let services = ServiceGroup(logger: Logger(label: "services"))
         services.start(runtimes.flatMap { $0.runtime.services })
         return RunningServer(store: store, server: server, router: router, context: context, runtimes: runtimes,
                              services: services, commands: commands)
+    }
+
+    /// Serves until `signal` returns (SIGTERM, SIGINT) or a required module service ends on its
+    /// own, then stops gracefully (`stop`); throws the `ServiceGroupError` in the second case.
+    public func run(untilSignal signal: @escaping @Sendable () async -> Int32) async throws {
+        let logger = Logger(label: "server")
+        let group = services
+        let failure = await withTaskGroup(of: ServiceGroupError?.self) { race in
+            race.addTask {
+                let received = await signal()
+                if !Task.isCancelled { logger.notice("shutting down", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"]) }
+                return nil
+            }
+            race.addTask { await group.waitForFailure() }
+            let first = await race.next() ?? nil
+            race.cancelAll()
+            return first
+        }
+        if let failure {
+            logger.error("shutting down: a required service stopped", ["service": failure.service, "reason": failure.description])
+        }
+        await stop()
+        logger.notice("stopped")
+        if let failure { throw failure }
     }
 
     /// Stops accepting and lets in-flight requests finish, stops the module services in reverse

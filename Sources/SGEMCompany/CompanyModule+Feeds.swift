@@ -107,6 +107,7 @@ extension CompanyRuntime {
                         ResponseDoc(status: 422, description: "Invalid URLs, per field in details.fields")],
             authenticated: true)) { request, context in
             let urls = try FeedURLs.fromBody(request)
+            // Resolved per request: accounts, which keeps the audit log, boots after company.
             let audit = registry.resolve((any AuditTrail).self)
             let entry = FeedURLs.auditRecord(urls, actorID: try context.user().id, ip: request.clientAddress)
             let saved = try await feeds.replace(with: urls) { db in try audit?.record(entry, in: db) }

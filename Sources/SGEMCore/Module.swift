@@ -84,9 +84,14 @@ public struct ModuleContext: Sendable {
     public let router: Router
     /// Every module's runtime settings, for the service that stores them.
     public let declaredRuntimeSettings: [RuntimeSetting]
+    /// The group that runs every module's services; readiness reports a required one that stopped.
+    public let serviceGroup: ServiceGroup
+    /// The module this context was scoped to (nil: the application's own).
+    public let module: ModuleID?
 
     public init(configuration: Configuration, store: Store, services: ServiceRegistry, events: EventBus,
-                metrics: MetricsRegistry, logger: Logger, router: Router, declaredRuntimeSettings: [RuntimeSetting] = []) {
+                metrics: MetricsRegistry, logger: Logger, router: Router, declaredRuntimeSettings: [RuntimeSetting] = [],
+                serviceGroup: ServiceGroup = ServiceGroup(), module: ModuleID? = nil) {
         self.configuration = configuration
         self.store = store
         self.services = services
@@ -95,13 +100,25 @@ public struct ModuleContext: Sendable {
         self.logger = logger
         self.router = router
         self.declaredRuntimeSettings = declaredRuntimeSettings
+        self.serviceGroup = serviceGroup
+        self.module = module
     }
 
     /// The same context with the logger labelled for `module`.
     public func scoped(to module: ModuleID) -> ModuleContext {
         ModuleContext(configuration: configuration, store: store, services: services, events: events,
                       metrics: metrics, logger: Logger(label: module.rawValue), router: router,
-                      declaredRuntimeSettings: declaredRuntimeSettings)
+                      declaredRuntimeSettings: declaredRuntimeSettings, serviceGroup: serviceGroup, module: module)
+    }
+
+    /// The service registered for `type`, resolved once at boot; a boot error naming this module
+    /// and the service when no module booted before it published one (a missing `dependencies` entry).
+    public func require<Service: Sendable>(_ type: Service.Type) throws -> Service {
+        guard let service = services.resolve(type) else {
+            throw ModuleError(code: .missingService, message: "module '\(module?.rawValue ?? "app")' needs the service \(ModuleError.name(of: type)), "
+                + "which no module booted before it publishes (list the module that provides it in 'dependencies')")
+        }
+        return service
     }
 
     /// The runtime settings service (published by the system module); nil before it boots.
@@ -159,8 +176,15 @@ public struct ModuleError: Error, Sendable, CustomStringConvertible {
         public static let missingDependency = Code(rawValue: "missing_dependency")
         public static let dependencyCycle = Code(rawValue: "dependency_cycle")
         public static let duplicateModule = Code(rawValue: "duplicate_module")
+        public static let missingService = Code(rawValue: "missing_service")
     }
     public let code: Code
     public let message: String
     public var description: String { message }
+
+    /// `UserDirectory` for `(any UserDirectory).self`: the protocol's name as its module reads it.
+    static func name(of type: Any.Type) -> String {
+        let name = String(describing: type)
+        return name.hasPrefix("any ") ? String(name.dropFirst(4)) : name
+    }
 }

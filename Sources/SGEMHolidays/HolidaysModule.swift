@@ -24,14 +24,12 @@ public struct HolidaysModule: Module {
     /// Publishes `AbsenceDirectory` and the module's `HolidaysClock`; needs the event journal
     /// (system) and the notice publisher (notices).
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        guard let journal = context.services.resolve((any EventJournal).self),
-              let notices = context.services.resolve((any NoticePublisher).self) else {
-            throw HolidaysError("module 'holidays' needs the event journal of 'system' and the notice publisher of 'notices'")
-        }
+        let journal = try context.require((any EventJournal).self)
+        let notices = try context.require((any NoticePublisher).self)
         let clock = HolidaysClock()
         let book = HolidayBook(store: context.store, journal: journal, notices: notices,
-                               settingsProvider: context.services.resolve((any CompanySettingsProvider).self),
-                               directory: context.services.resolve((any UserDirectory).self), clock: clock)
+                               settingsProvider: try context.require((any CompanySettingsProvider).self),
+                               directory: try context.require((any UserDirectory).self), clock: clock)
         context.services.register(HolidaysClock.self, clock)
         context.services.register((any AbsenceDirectory).self, HolidayAbsences(book: book))
         return HolidaysRuntime(book: book, services: context.services, logger: context.logger)
@@ -47,10 +45,4 @@ struct HolidaysRuntime: ModuleRuntime {
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         HolidaysRoutes(book: book, services: services, logger: logger).register(routes)
     }
-}
-
-/// A server assembled without what the module needs.
-struct HolidaysError: Error, Sendable, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -23,12 +23,8 @@ public struct MessagingModule: Module {
 
     /// Publishes `ChatAccess`; needs the system module's `EventJournal` and accounts' `UserDirectory`.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        guard let journal = context.services.resolve((any EventJournal).self) else {
-            throw MessagingError(message: "module 'messaging' needs the event journal of module 'system'")
-        }
-        guard let directory = context.services.resolve((any UserDirectory).self) else {
-            throw MessagingError(message: "module 'messaging' needs the user directory of module 'accounts'")
-        }
+        let journal = try context.require((any EventJournal).self)
+        let directory = try context.require((any UserDirectory).self)
         let access = StoredChatAccess(store: context.store)
         context.services.register((any ChatAccess).self, access)
         context.services.register((any MessageLookup).self, access)
@@ -46,10 +42,4 @@ struct MessagingRuntime: ModuleRuntime {
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         MessagingRoutes(messenger: messenger, services: services, logger: logger).register(routes)
     }
-}
-
-/// A server assembled without what messaging needs (a bug in the module list).
-struct MessagingError: Error, Sendable, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }

@@ -218,6 +218,8 @@ struct Messenger: Sendable {
             try MessagingRepository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit, in: db)
         }
         guard let found else { throw Messenger.noSuchChat }
+        // Optional, and resolved here rather than at boot: translation boots after messaging
+        // (it reads messages through `MessageLookup`) and may be left out.
         guard let translator = services?.resolve((any ChatTranslations).self) else { return Message.page(found) }
         let readable = found.compactMap { m in m.deleted ? nil : m.body.map { (id: m.id, body: $0) } }
         let translations = readable.isEmpty ? [:] : await translator.translations(reader: viewer, chatID: id, messages: readable)

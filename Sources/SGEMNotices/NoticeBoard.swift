@@ -195,7 +195,6 @@ struct NoticeError: Error, Sendable, CustomStringConvertible {
     struct Code: Hashable, Sendable {
         let rawValue: String
         static let invalidNotice = Code(rawValue: "invalid_notice")
-        static let missingJournal = Code(rawValue: "missing_journal")
     }
     let code: Code
     let message: String

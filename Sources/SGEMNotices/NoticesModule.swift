@@ -26,10 +26,8 @@ public struct NoticesModule: Module {
 
     /// Publishes `NoticePublisher`; needs the system module's `EventJournal`.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        guard let journal = context.services.resolve((any EventJournal).self) else {
-            throw NoticeError(code: .missingJournal, message: "module 'notices' needs the event journal of module 'system'")
-        }
-        let board = NoticeBoard(store: context.store, journal: journal, directory: context.services.resolve((any UserDirectory).self))
+        let journal = try context.require((any EventJournal).self)
+        let board = NoticeBoard(store: context.store, journal: journal, directory: try context.require((any UserDirectory).self))
         context.services.register((any NoticePublisher).self, BoardPublisher(journal: journal))
         context.services.register((any NoticeLookup).self, BoardLookup(store: context.store))
         return NoticesRuntime(board: board, services: context.services, logger: context.logger)

@@ -23,21 +23,13 @@ public struct RealtimeModule: Module {
 
     /// Starts the hub at the journal's newest event.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        guard let journal = context.services.resolve((any EventJournal).self) else {
-            throw RealtimeError(message: "module 'realtime' needs the event journal of module 'system'")
-        }
+        let journal = try context.require((any EventJournal).self)
         let hub = RealtimeHub(journal: journal, services: context.services, cursor: try await journal.lastEventID(),
                               limits: RealtimeHub.Limits(recheck: .seconds(context.configuration.int(RealtimeModule.recheckSeconds))), metrics: RealtimeMetrics(context.metrics), logger: context.logger)
         return RealtimeRuntime(hub: hub, journal: journal, registry: context.services,
                                retention: .seconds(86_400 * context.configuration.int(RealtimeModule.retentionDays)),
                                logger: context.logger)
     }
-}
-
-/// A problem booting the realtime module.
-struct RealtimeError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }
 
 /// The realtime module's route, its tail and its retention job.

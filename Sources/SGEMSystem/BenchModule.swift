@@ -14,6 +14,9 @@ public struct BenchModule: Module {
 
     public init() {}
 
+    /// Records its events in the system module's journal.
+    public var dependencies: [ModuleID] { ["system"] }
+
     public var settings: [Setting] { [BenchModule.enabled] }
 
     public func registerMigrations(_ migrations: inout MigrationList) {
@@ -33,7 +36,7 @@ public struct BenchModule: Module {
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        BenchRuntime(repository: BenchRepository(store: context.store), journal: context.services.resolve((any EventJournal).self))
+        BenchRuntime(repository: BenchRepository(store: context.store), journal: try context.require((any EventJournal).self))
     }
 }
 

@@ -121,9 +121,12 @@ struct SystemRuntime: ModuleRuntime {
             health
         }
         let store = context.store
-        root.get("/readyz", doc: RouteDoc(summary: "Readiness: the store answers queries", tags: ["system"],
+        let group = context.serviceGroup
+        root.get("/readyz", doc: RouteDoc(summary: "Readiness: the store answers queries and every required module service runs", tags: ["system"],
                                           responses: [ResponseDoc(status: 200, description: "Ready", schema: statusSchema),
-                                                      ResponseDoc(status: 503, description: "The store does not answer")])) { _, _ in
+                                                      ResponseDoc(status: 503, description: "The store does not answer, or a required service stopped")])) { _, _ in
+            // The reason is in the log; the public answer names only the service.
+            if let failure = group.failure { throw APIError.unavailable("service '\(failure.service)' stopped; the server is shutting down") }
             guard await store.ping() else { throw APIError.unavailable("the store does not answer") }
             return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
                             body: Array(#"{"status":"ready"}"#.utf8))

@@ -15,7 +15,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
     let desk: TranslationDesk
     let store: Store
     let journal: any EventJournal
-    let services: ServiceRegistry
+    /// Messaging's view of chats and messages, resolved at boot.
+    let messages: any MessageLookup
     let logger: Logger
 
     /// chat → reader → target language. The table is the truth; this copy, loaded at start and
@@ -54,11 +55,11 @@ final class ChatTranslator: ChatTranslations, Sendable {
         }
     }
 
-    init(desk: TranslationDesk, store: Store, journal: any EventJournal, services: ServiceRegistry, logger: Logger) {
+    init(desk: TranslationDesk, store: Store, journal: any EventJournal, messages: any MessageLookup, logger: Logger) {
         self.desk = desk
         self.store = store
         self.journal = journal
-        self.services = services
+        self.messages = messages
         self.logger = logger
         (wake, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -206,7 +207,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
     /// Translates the messages of `jobs` for their chats' readers: each message once per target
     /// language among readers who are members now; the translations and their events in one write.
     func work(_ jobs: [Job]) async {
-        guard let lookup = services.resolve((any MessageLookup).self) else { return }
+        let lookup = messages
         do {
             // Switched off or not set up: nothing to do, and nothing worth a log line per message.
             guard TranslationDesk.missing(try await desk.providerSettings()) == nil else { return }

@@ -8,10 +8,10 @@ import SGEMSupport
 /// Yandex v1.5, none) behind a cache; messages, notices and any text translated on request;
 /// chats shown in the reader's language as messages arrive. Publishes `ChatTranslations` for
 /// messaging's lists; reads messages and notices through the `MessageLookup` and `NoticeLookup`
-/// those modules publish, so it depends on none of them.
+/// those modules publish (it boots after them; its code imports neither).
 public struct TranslationModule: Module {
     public let id: ModuleID = "translation"
-    public var dependencies: [ModuleID] { ["system", "accounts"] }
+    public var dependencies: [ModuleID] { ["system", "accounts", "notices", "messaging"] }
 
     /// The cache's bound; the least recently used translations go first past it.
     static let cacheMegabytes = Setting("translation-cache-mb", .int(1...65_536), default: "64",
@@ -51,39 +51,49 @@ public struct TranslationModule: Module {
         TranslationCommands(context: context).register(&commands)
     }
 
-    /// Publishes `ChatTranslations`; needs the system module's runtime settings and journal.
+    /// Publishes `ChatTranslations`; needs the system module's runtime settings, journal and
+    /// outbound client, and the messages, notices, users and audit log of the modules it follows.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        guard let settings = context.runtimeSettings, let journal = context.services.resolve((any EventJournal).self) else {
-            throw TranslationError(message: "module 'translation' needs the runtime settings and event journal of module 'system'")
-        }
+        let settings = try context.require((any RuntimeSettings).self)
+        let journal = try context.require((any EventJournal).self)
+        let peers = TranslationPeers(messages: try context.require((any MessageLookup).self),
+                                     notices: try context.require((any NoticeLookup).self),
+                                     directory: try context.require((any UserDirectory).self),
+                                     audit: try context.require((any AuditTrail).self))
         let metrics = TranslationMetrics(context.metrics)
         // The chat worker's calls go through a client of its own whose threads, like the
         // worker's, run at background priority (SCHED_IDLE): translating never slows sending.
-        let shared = context.services.resolve(HTTPClient.self)
-        var background: HTTPClient?
-        if let shared {
-            var configuration = shared.configuration
-            configuration.threadPriority = .background
-            configuration.threads = 2
-            background = try HTTPClient(configuration: configuration)
-        }
+        let shared = try context.require(HTTPClient.self)
+        var configuration = shared.configuration
+        configuration.threadPriority = .background
+        configuration.threads = 2
+        let background = try HTTPClient(configuration: configuration)
         let desk = TranslationDesk(store: context.store, settings: settings, client: shared, backgroundClient: background,
                                    logger: context.logger, metrics: metrics)
-        let chats = ChatTranslator(desk: desk, store: context.store, journal: journal, services: context.services, logger: context.logger)
+        let chats = ChatTranslator(desk: desk, store: context.store, journal: journal, messages: peers.messages, logger: context.logger)
         try await chats.load()
         context.services.register((any ChatTranslations).self, chats)
         let megabytes = context.configuration.int(TranslationModule.cacheMegabytes)
         let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute))
-        return TranslationRuntime(desk: desk, chats: chats, registry: context.services, limiter: limiter,
+        return TranslationRuntime(desk: desk, chats: chats, registry: context.services, peers: peers, limiter: limiter,
                                   cacheBytes: megabytes * 1024 * 1024, logger: context.logger,
                                   executor: BackgroundExecutor(name: "translation"))
     }
+}
+
+/// What translation reads from the modules it boots after, resolved once at boot.
+struct TranslationPeers: Sendable {
+    let messages: any MessageLookup
+    let notices: any NoticeLookup
+    let directory: any UserDirectory
+    let audit: any AuditTrail
 }
 
 struct TranslationRuntime: ModuleRuntime {
     let desk: TranslationDesk
     let chats: ChatTranslator
     let registry: ServiceRegistry
+    let peers: TranslationPeers
     let limiter: TranslationLimiter
     let cacheBytes: Int
     let logger: Logger
@@ -98,7 +108,7 @@ struct TranslationRuntime: ModuleRuntime {
     static let evictionInterval: Duration = .seconds(300)
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        TranslationRoutes(desk: desk, chats: chats, services: registry, limiter: limiter).register(routes)
+        TranslationRoutes(desk: desk, chats: chats, services: registry, peers: peers, limiter: limiter).register(routes)
     }
 
     var services: [any ModuleService] {
@@ -125,10 +135,4 @@ struct TranslationRuntime: ModuleRuntime {
         }
         return removed
     }
-}
-
-/// A server assembled without what translation needs (a bug in the module list).
-struct TranslationError: Error, Sendable, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }

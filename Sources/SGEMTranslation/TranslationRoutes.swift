@@ -13,12 +13,13 @@ struct TranslationRoutes: Sendable {
     let desk: TranslationDesk
     let chats: ChatTranslator
     let services: ServiceRegistry
+    let peers: TranslationPeers
     let limiter: TranslationLimiter
 
     func register(_ routes: RouteGroup) {
         let user = routes.group("", middleware: [RequireUser(services: services)])
         let admin = routes.group("/admin/translation", middleware: [RequireAdmin(services: services)])
-        let (desk, chats, services, limiter) = (self.desk, self.chats, self.services, self.limiter)
+        let (desk, chats, peers, limiter) = (self.desk, self.chats, self.peers, self.limiter)
         let S = APISchema.self
 
         user.post("/messages/{id}/translation", maxBody: TranslationRoutes.maxBody, doc: RouteDoc(
@@ -37,10 +38,9 @@ struct TranslationRoutes: Sendable {
             var body = try TranslationRoutes.optionalBody(request)
             let asked = TranslationRoutes.language("target", &body)
             try body?.check()
-            guard let lookup = services.resolve((any MessageLookup).self),
-                  let message = try await lookup.message(id, readableBy: me.id) else { throw APIError.notFound("no such message") }
+            guard let message = try await peers.messages.message(id, readableBy: me.id) else { throw APIError.notFound("no such message") }
             guard let text = message.body else { throw APIError.conflict("message_deleted", "a deleted message has nothing to translate") }
-            let target = try await TranslationRoutes.target(asked, for: me.id, services: services)
+            let target = try await TranslationRoutes.target(asked, for: me.id, peers: peers)
             try limiter.admit(me.id)
             let out = try await desk.translate(text, source: nil, target: target)
             return .json(.object([("messageId", .number(Double(id)))] + TranslationRoutes.fields(out)))
@@ -58,9 +58,8 @@ struct TranslationRoutes: Sendable {
             var body = try TranslationRoutes.optionalBody(request)
             let asked = TranslationRoutes.language("target", &body)
             try body?.check()
-            guard let lookup = services.resolve((any NoticeLookup).self),
-                  let notice = try await lookup.notice(id, visibleTo: me.id) else { throw APIError.notFound("no such notice") }
-            let target = try await TranslationRoutes.target(asked, for: me.id, services: services)
+            guard let notice = try await peers.notices.notice(id, visibleTo: me.id) else { throw APIError.notFound("no such notice") }
+            let target = try await TranslationRoutes.target(asked, for: me.id, peers: peers)
             try limiter.admit(me.id)
             async let title = desk.translate(notice.title, source: nil, target: target)
             let text = try await desk.translate(notice.body, source: nil, target: target)
@@ -119,7 +118,7 @@ struct TranslationRoutes: Sendable {
             authenticated: true)) { request, context in
             let me = try context.user()
             let id = try TranslationRoutes.pathID(request, "no such chat")
-            try await TranslationRoutes.requireMember(me.id, of: id, services: services)
+            try await TranslationRoutes.requireMember(me.id, of: id, peers: peers)
             let target = chats.target(chat: id, reader: me.id)
             return .json(["enabled": .bool(target != nil), "target": target.map(JSONValue.string) ?? .null] as JSONValue)
         }
@@ -144,8 +143,8 @@ struct TranslationRoutes: Sendable {
             if !body.has("enabled") { body.problem("enabled", "is required") }
             let asked = TranslationRoutes.language("target", &body)
             try body.check()
-            try await TranslationRoutes.requireMember(me.id, of: id, services: services)
-            let target = enabled == true ? try await TranslationRoutes.target(asked, for: me.id, services: services) : nil
+            try await TranslationRoutes.requireMember(me.id, of: id, peers: peers)
+            let target = enabled == true ? try await TranslationRoutes.target(asked, for: me.id, peers: peers) : nil
             try await chats.set(chat: id, reader: me.id, target: target)
             return .noContent()
         }
@@ -177,12 +176,12 @@ struct TranslationRoutes: Sendable {
             let change = TranslationRoutes.settingsChange(&body)
             try body.check()
             let settings = desk.settings
-            let audit = services.resolve((any AuditTrail).self)
+            let audit = peers.audit
             let entry = AuditRecord(event: "translation.settings", actorID: try context.user().id, ip: request.clientAddress,
                                     detail: TranslationRoutes.describe(change))
             try await desk.store.write { db in
                 for (key, value) in change { try settings.set(key, to: value, in: db) }
-                if !change.isEmpty { try audit?.record(entry, in: db) }
+                if !change.isEmpty { try audit.record(entry, in: db) }
             }
             desk.settingsChanged()
             return .json(try await TranslationRoutes.settingsView(desk))
@@ -234,13 +233,13 @@ struct TranslationRoutes: Sendable {
     }
 
     /// `asked`, else the reader's own language.
-    static func target(_ asked: String?, for user: Int64, services: ServiceRegistry) async throws -> String {
+    static func target(_ asked: String?, for user: Int64, peers: TranslationPeers) async throws -> String {
         if let asked { return asked }
-        return try await services.resolve((any UserDirectory).self)?.user(id: user)?.language ?? "en"
+        return try await peers.directory.user(id: user)?.language ?? "en"
     }
 
-    static func requireMember(_ user: Int64, of chat: Int64, services: ServiceRegistry) async throws {
-        guard let lookup = services.resolve((any MessageLookup).self), try await lookup.isMember(user, of: chat) else {
+    static func requireMember(_ user: Int64, of chat: Int64, peers: TranslationPeers) async throws {
+        guard try await peers.messages.isMember(user, of: chat) else {
             throw APIError.notFound("no such chat")
         }
     }

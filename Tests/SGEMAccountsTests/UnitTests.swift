@@ -21,6 +21,8 @@ import Testing
         #expect(try await !hasher.verify("a long password", against: "plain text", for: "t"))
         #expect(try await !hasher.verify("anything at all", against: hasher.dummyHash, for: "t"))
         #expect(!hasher.needsRehash(a))
+        let costlier = try await PasswordHasher(logN: 11, threads: 1, metrics: MetricsRegistry()).hash("x", for: "t")
+        #expect(hasher.needsRehash(costlier), "a costlier hash is brought to the configured cost")
         let stronger = PasswordHasher(logN: 11, threads: 1, metrics: MetricsRegistry())
         defer { stronger.shutdown() }
         #expect(stronger.needsRehash(a))
@@ -218,5 +220,62 @@ extension LoginThrottle {
         let again = try await httpCall(port: running.port, "POST", "/api/v1/auth/login", json: ["login": "boss", "password": .string(adminPassword)])
         #expect(again.status == 200, "the upgraded hash verifies")
         await running.stop()
+    }
+
+    @Test func loginRehashesACostlierHashAtTheConfiguredCost() async throws {
+        let server = try await TestServer.start()   // the server hashes with log N 10
+        defer { Task { await server.stop() } }
+        let (code, io) = await admin(server.dir, ["create-user", "--username", "dear", "--email", "dear@example.com", "--password-stdin"],
+                                     input: ["password of dear"], hashLogN: 12)
+        #expect(code == 0, "\(io.errors)")
+        let stored = { try await server.running.store.read { db in
+            try db.queryOne("SELECT password_hash FROM accounts_users WHERE username = 'dear'")?.string("password_hash") } }
+        #expect(try await stored()?.hasPrefix("scrypt$12$8$1$") == true)
+        let first = try await server.call("POST", "/api/v1/auth/login", json: ["login": "dear", "password": "password of dear"])
+        #expect(first.status == 200)
+        #expect(try await stored()?.hasPrefix("scrypt$10$8$1$") == true, "rehashed at the server's cost")
+        let again = try await server.call("POST", "/api/v1/auth/login", json: ["login": "dear", "password": "password of dear"])
+        #expect(again.status == 200, "the password still works")
+    }
+}
+
+@Suite struct DummyHashTests {
+    /// Creates `username` from the command line (another Store on the file) at cost 2^`logN`.
+    func createUser(_ dir: TempDir, _ username: String, logN: Int) async throws {
+        let (code, io) = await admin(dir, ["create-user", "--username", username, "--email", "\(username)@example.com", "--password-stdin"],
+                                     input: ["password of \(username)"], hashLogN: logN)
+        guard code == 0 else { throw TestFailure("create-user failed: \(io.errors)") }
+    }
+
+    @Test func theDummyHashCostsWhatTheCostliestStoredHashCosts() async throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        try await createDatabase(dir)
+        try await createUser(dir, "cheap", logN: 10)
+        let store = try Store(path: Configuration(overrides: ["data-dir": dir.path]).databasePath, logger: Logger(label: "test"))
+        let hasher = PasswordHasher(logN: 10, threads: 1, metrics: MetricsRegistry())
+        defer { hasher.shutdown() }
+        let repository = AccountsRepository()
+        let sessions = SessionManager(store: store, repository: repository, idleHours: 1, maxDays: 1, logger: Logger(label: "test"))
+        let service = AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions, dummyCostRefresh: .zero)
+        try await service.readDummyCost()
+        #expect(hasher.dummyCost.logN == 10)
+
+        // Written by another Store on the same file: seen at the next read.
+        try await createUser(dir, "dear", logN: 12)
+        let dummy = try #require(PasswordHasher.parse(await service.dummyHash()))
+        #expect(dummy.parameters == ScryptParameters(logN: 12), "the unknown-user path verifies at the stored maximum")
+
+        // A costlier hash this process reads raises the cost at once, before any store read.
+        let dearer = try await PasswordHasher(logN: 13, threads: 1, metrics: MetricsRegistry()).hash("x", for: "t")
+        _ = try await hasher.verify("y", against: dearer, for: "t")
+        #expect(hasher.dummyCost.logN == 13)
+
+        // Once the costly hash is gone, the cost comes back down with the next read.
+        let dear = try #require(try await service.user(login: "dear")?.0)
+        try await service.setPassword(userID: dear.id, hash: try await hasher.hash("new", for: "t"), keepSession: nil,
+                                      event: "password.reset", actor: .commandLine)
+        #expect(try #require(PasswordHasher.parse(await service.dummyHash())).parameters.logN == 10)
+        await store.close()
     }
 }

@@ -71,10 +71,11 @@ final class RealtimeServer: Sendable {
     }
 
     /// A server on the existing data directory `dir` (a restart).
-    /// With `messaging` the real module serves chats; without, the fake `ChatAccess` stands in.
+    /// With `messaging` the real module serves chats; without, the fake `ChatAccess` stands in
+    /// (and translation, which reads messaging's messages, stays out too).
     static func start(on dir: TempDir, _ extra: [String: String] = [:], messaging: Bool = false) async throws -> RealtimeServer {
         let running = try await RunningServer.start(configuration: Configuration(overrides: testSettings(dir, extra)),
-                                                    excluding: messaging ? [] : ["messaging"])
+                                                    excluding: messaging ? [] : ["messaging", "translation"])
         return RealtimeServer(dir: dir, running: running, fakeChats: !messaging)
     }
 
