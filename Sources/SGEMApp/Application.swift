@@ -139,6 +139,7 @@ public enum Application {
             }
             await store.close()
             ctx.io.print("backup written to \(target)")
+            ctx.io.print("keep the secret key file \(configuration.secretKeyPath) beside it: the secrets in the backup open only with that key")
         })
         registry.register(Command("restore", summary: "replace the database with a backup (refused while a server runs)",
                                   usage: "--from FILE", options: [.value("from", "FILE", "the backup to restore")]) { args, ctx in
@@ -160,9 +161,11 @@ public enum Application {
             let store = try await openExistingStore(configuration)
             let problems: [String]
             let applied: [String]
+            let lostSecrets: [String]
             do {
                 problems = try await store.integrityCheck()
                 applied = try await store.appliedMigrations()
+                lostSecrets = try await secretsToReenter(configuration, store: store)
             } catch {
                 await store.close()
                 throw CommandError.failure("check failed: \(error)")
@@ -175,6 +178,9 @@ public enum Application {
             }
             ctx.io.print("integrity ok: \(configuration.databasePath)")
             ctx.io.print("migrations: \(applied.count) applied, \(pending.count) pending")
+            if !lostSecrets.isEmpty {
+                ctx.io.print("secrets: \(lostSecrets.joined(separator: ", ")) must be entered again (sealed under another key than \(configuration.secretKeyPath))")
+            }
         })
         registry.register(Command("version", summary: "print the version and the libraries it runs on") { _, ctx in
             let openssl = String(cString: OpenSSL_version(0))
@@ -193,13 +199,8 @@ public enum Application {
     /// unparsed, so it sees its own options.
     static func runAdmin(_ words: [String], configuration: Configuration, io: any CommandIO) async throws {
         let lazy = LazyStore(configuration: configuration)
-        let ordered = try bootOrder(modules(configuration: configuration))
-        let context = CommandModuleContext(configuration: configuration, openStore: { try await lazy.get() },
-                                           declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings))
-        var registry = CommandRegistry()
-        for module in ordered {
-            module.registerCommands(&registry, context: context)
-        }
+        let (_, registry) = try adminCommands(configuration, openStore: { try await lazy.get() },
+                                              secrets: Secrets(keyFile: configuration.secretKeyPath))
         defer { Task { await lazy.close() } }
         let ctx = CommandContext(io: io)
         switch words.first {
@@ -222,6 +223,25 @@ public enum Application {
             }
         }
         await lazy.close()
+    }
+
+    /// Every module's admin verbs, over `openStore` and `secrets`, and the services they offer.
+    static func adminCommands(_ configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store,
+                              secrets: Secrets) throws -> (CommandModuleContext, CommandRegistry) {
+        let ordered = try bootOrder(modules(configuration: configuration))
+        let context = CommandModuleContext(configuration: configuration, openStore: openStore,
+                                           declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), secrets: secrets)
+        var registry = CommandRegistry()
+        for module in ordered { module.registerCommands(&registry, context: context) }
+        return (context, registry)
+    }
+
+    /// The stored secrets that do not open under the key file (`check` makes no key file).
+    static func secretsToReenter(_ configuration: Configuration, store: Store) async throws -> [String] {
+        let (context, _) = try adminCommands(configuration, openStore: { store },
+                                             secrets: Secrets(keyFile: configuration.secretKeyPath, creating: false))
+        guard let settings = context.services.resolve((any RuntimeSettings).self) else { return [] }
+        return try await settings.views().filter(\.needsReentry).map(\.key)
     }
 
     static func allMigrations(_ configuration: Configuration) -> MigrationList {
@@ -277,8 +297,8 @@ public enum Application {
         try await openStore(configuration, creating: false)
     }
 
-    /// Opens the store after checking that the file is sgem-server's: a missing or empty file is
-    /// created only when `creating`; anything else must be an sgem database. Nothing is created
+    /// Opens the store after checking that the file is sgem-server's: a missing file is created
+    /// only when `creating`; anything else (an empty file too) must be an sgem database. Nothing is created
     /// or changed on the way to a refusal.
     static func openStore(_ configuration: Configuration, creating: Bool) async throws -> Store {
         let path = configuration.databasePath
@@ -289,11 +309,16 @@ public enum Application {
             throw CommandError.failure("cannot read \(path): \(error)")
         }
         switch kind {
-        case .missing, .empty:
+        case .missing:
             guard creating else {
                 throw CommandError.failure("no database in \(configuration.dataDirectory) (looked for \(path)); create it with "
                     + "'\(name) migrate\(dataDirFlag(configuration))' or start the server")
             }
+        case .empty:
+            // Only a missing file means a fresh install; an empty one is a lost database (a failed
+            // copy, a full disk), and starting a new company over it would hide that.
+            throw CommandError.failure("\(path) is empty, not an sgem database; refusing to start a new company over it "
+                + "(restore a backup with '\(name) restore --from FILE', or remove the file to start afresh)")
         case .notSQLite:
             throw CommandError.failure("\(path) is not an SQLite database; refusing to use it (move it away or choose another --data-dir)")
         case .foreign:

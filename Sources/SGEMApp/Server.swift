@@ -116,13 +116,21 @@ public final class RunningServer: Sendable {
         var migrations = MigrationList()
         for module in ordered { module.registerMigrations(&migrations) }
         let store = try await Application.openMigratedStore(configuration)
+        let secrets = Secrets(keyFile: configuration.secretKeyPath)
+        do {
+            if try secrets.prepare() { logger.notice("secret key file created", ["path": secrets.keyFile]) }
+        } catch {
+            await store.close()
+            throw CommandError.failure(error.description)
+        }
 
         let router = Router(defaultMaxBodyBytes: configuration.int("max-body-bytes"))
         let services = ServiceGroup(logger: Logger(label: "services"))
         let context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(),
                                     events: EventBus(logger: Logger(label: "events")), metrics: .shared,
                                     logger: logger, router: router,
-                                    declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), serviceGroup: services)
+                                    declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), serviceGroup: services,
+                                    secrets: secrets)
         var runtimes: [(id: ModuleID, runtime: any ModuleRuntime)] = []
         func unwind() async {
             for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }
@@ -142,7 +150,7 @@ public final class RunningServer: Sendable {
 
         var commands = CommandRegistry()
         let commandContext = CommandModuleContext(configuration: configuration, openStore: { store },
-                                                  declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings))
+                                                  declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), secrets: secrets)
         for module in ordered { module.registerCommands(&commands, context: commandContext) }
 
         // The routes are frozen here: nothing registers a route once the server can answer.

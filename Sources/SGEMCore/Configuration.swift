@@ -80,6 +80,8 @@ public enum Settings {
         Setting("ws-max-buffered-bytes", .int(4096...268_435_456), default: "4194304", "outgoing WebSocket bytes buffered for a slow peer before it is dropped"),
         Setting("store-readers", .int(1...64), default: "2", "SQLite reader connections"),
         Setting("store-busy-timeout-ms", .int(0...600_000), default: "5000", "milliseconds to wait on a locked database"),
+        Setting("secret-key-file", .path, default: nil,
+                "file of the key that seals stored secrets, made on first start (default DATA_DIR/secret.key); keep it beside backups"),
         Setting("store-write-batch", .int(1...10_000), default: "256", "most writes grouped into one commit (1 disables group commit)"),
     ]
 }
@@ -191,6 +193,8 @@ public struct Configuration: Sendable {
     public var dataDirectory: String { values["data-dir"] ?? "./sgem-data" }
     public var databasePath: String { dataDirectory + "/sgem.db" }
     public var lockPath: String { dataDirectory + "/sgem.lock" }
+    /// The key that seals stored secrets: `--secret-key-file`, else `DATA_DIR/secret.key`.
+    public var secretKeyPath: String { values["secret-key-file"] ?? dataDirectory + "/secret.key" }
 
     static func origin(of s: Setting, source: String) -> String {
         source == "flag" ? s.flag : source == "environment" ? s.environmentVariable : source == "file" ? "config key '\(s.fileKey)'" : s.name

@@ -88,11 +88,15 @@ public struct ModuleContext: Sendable {
     public let serviceGroup: ServiceGroup
     /// The module this context was scoped to (nil: the application's own).
     public let module: ModuleID?
+    /// Seals what modules keep secret in the store, under the secret key file's key.
+    public let secrets: Secrets
 
+    /// `secrets` defaults to a key in memory only (tests); the server passes the key file's.
     public init(configuration: Configuration, store: Store, services: ServiceRegistry, events: EventBus,
                 metrics: MetricsRegistry, logger: Logger, router: Router, declaredRuntimeSettings: [RuntimeSetting] = [],
-                serviceGroup: ServiceGroup = ServiceGroup(), module: ModuleID? = nil) {
+                serviceGroup: ServiceGroup = ServiceGroup(), module: ModuleID? = nil, secrets: Secrets = .ephemeral()) {
         self.configuration = configuration
+        self.secrets = secrets
         self.store = store
         self.services = services
         self.events = events
@@ -108,7 +112,7 @@ public struct ModuleContext: Sendable {
     public func scoped(to module: ModuleID) -> ModuleContext {
         ModuleContext(configuration: configuration, store: store, services: services, events: events,
                       metrics: metrics, logger: Logger(label: module.rawValue), router: router,
-                      declaredRuntimeSettings: declaredRuntimeSettings, serviceGroup: serviceGroup, module: module)
+                      declaredRuntimeSettings: declaredRuntimeSettings, serviceGroup: serviceGroup, module: module, secrets: secrets)
     }
 
     /// The service registered for `type`, resolved once at boot; a boot error naming this module
@@ -136,10 +140,15 @@ public struct CommandModuleContext: Sendable {
     public let services: ServiceRegistry
     /// Every module's runtime settings, for the verbs that show or change them.
     public let declaredRuntimeSettings: [RuntimeSetting]
+    /// Seals secrets under the same key file as the server (read on first use).
+    public let secrets: Secrets
 
+    /// `secrets` defaults to a key in memory only (tests); the command line passes the key file's.
     public init(configuration: Configuration, openStore: @escaping @Sendable () async throws -> Store,
-                services: ServiceRegistry = ServiceRegistry(), declaredRuntimeSettings: [RuntimeSetting] = []) {
+                services: ServiceRegistry = ServiceRegistry(), declaredRuntimeSettings: [RuntimeSetting] = [],
+                secrets: Secrets = .ephemeral()) {
         self.configuration = configuration
+        self.secrets = secrets
         self.openStore = openStore
         self.services = services
         self.declaredRuntimeSettings = declaredRuntimeSettings

@@ -31,23 +31,30 @@ public struct RuntimeSettingView: Sendable, Equatable {
     public let secret: Bool
     /// The value (the default when unset); always nil for a secret.
     public let value: String?
-    /// Whether a value was stored (as opposed to the default applying).
+    /// Whether a value was stored (as opposed to the default applying); false for a secret that
+    /// does not open.
     public let isSet: Bool
+    /// A secret stored sealed under another key (the key file missing or replaced since, or the
+    /// value altered): it reads as unset and must be entered again.
+    public let needsReentry: Bool
 
-    public init(key: String, secret: Bool, value: String?, isSet: Bool) {
+    public init(key: String, secret: Bool, value: String?, isSet: Bool, needsReentry: Bool = false) {
         self.key = key
         self.secret = secret
         self.value = value
         self.isSet = isSet
+        self.needsReentry = needsReentry
     }
 
-    /// `{"key":…, "secret":…, "value":…, "set":…}`.
+    /// `{"key":…, "secret":…, "value":…, "set":…, "needsReentry":…}`.
     public var json: JSONValue {
-        ["key": .string(key), "secret": .bool(secret), "value": value.map(JSONValue.string) ?? .null, "set": .bool(isSet)]
+        ["key": .string(key), "secret": .bool(secret), "value": value.map(JSONValue.string) ?? .null, "set": .bool(isSet),
+         "needsReentry": .bool(needsReentry)]
     }
 }
 
-/// The store-backed runtime settings of every module; published by the system module.
+/// The store-backed runtime settings of every module; published by the system module. Secrets
+/// are stored sealed (`Secrets`); one that does not open reads as unset.
 public protocol RuntimeSettings: Sendable {
     /// Every declared setting, in module order.
     var declared: [RuntimeSetting] { get }

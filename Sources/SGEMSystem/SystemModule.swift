@@ -55,8 +55,9 @@ public struct SystemModule: Module {
         let store = context.store
         context.metrics.gauge("sgem_store_database_bytes", help: "Size of the database file, WAL excluded.")
             .sample { Double(fileSize(store.path)) }
-        context.services.register((any RuntimeSettings).self,
-                                  StoredRuntimeSettings(openStore: { store }, declared: context.declaredRuntimeSettings))
+        let settings = StoredRuntimeSettings(openStore: { store }, declared: context.declaredRuntimeSettings, secrets: context.secrets)
+        try await SystemModule.sealSecrets(settings, logger: context.logger)
+        context.services.register((any RuntimeSettings).self, settings)
         context.services.register((any EventJournal).self, StoredEventJournal(store: { store }))
         // One outbound HTTP client for every module (translation providers, feeds): its own
         // threads, bounded connections per origin, never the event loops.
@@ -69,11 +70,24 @@ public struct SystemModule: Module {
                              client: client)
     }
 
+    /// Seals the secrets an older release kept in clear, and says once which stored secrets do
+    /// not open under this key file (missing or replaced since they were set).
+    static func sealSecrets(_ settings: StoredRuntimeSettings, logger: Logger) async throws {
+        let sealed = try await settings.sealClearSecrets()
+        if !sealed.isEmpty { logger.notice("sealed secrets kept in clear", ["settings": sealed.joined(separator: ",")]) }
+        let lost = try await settings.secretsToReenter()
+        if !lost.isEmpty {
+            logger.warning("secrets sealed under another key must be entered again",
+                           ["settings": lost.joined(separator: ","), "key_file": settings.secrets.keyFile])
+        }
+    }
+
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         // Verbs that record a change record its event in the same journal the server uses.
         context.services.register((any EventJournal).self, StoredEventJournal(store: context.openStore))
         context.services.register((any RuntimeSettings).self,
-                                  StoredRuntimeSettings(openStore: context.openStore, declared: context.declaredRuntimeSettings))
+                                  StoredRuntimeSettings(openStore: context.openStore, declared: context.declaredRuntimeSettings,
+                                                        secrets: context.secrets))
         let version = self.version
         commands.register(Command("status", summary: "show the database, its migrations and the server's version",
                                   options: [.flag("json", "print JSON")]) { args, ctx in

@@ -46,6 +46,21 @@ struct SystemRepository: Sendable {
         try await store.read { db in try db.queryOne("SELECT value FROM system_runtime_settings WHERE key = ?", key)?.string("value") }
     }
 
+    /// The stored values of `keys` (those set), in the caller's transaction.
+    static func runtimeValues(_ keys: [String], in db: Database) throws -> [(key: String, value: String)] {
+        try keys.compactMap { key in
+            try db.queryOne("SELECT value FROM system_runtime_settings WHERE key = ?", key)?.string("value").map { (key, $0) }
+        }
+    }
+
+    /// Replaces stored values without leaving the old bytes in the page's free space: what is
+    /// replaced here may be a secret kept in clear by an older release.
+    static func overwriteRuntimeValues(_ values: [(key: String, value: String)], in db: Database) throws {
+        try db.execute("PRAGMA secure_delete = ON")
+        defer { try? db.execute("PRAGMA secure_delete = OFF") }
+        for (key, value) in values { try setRuntimeValue(key, value, in: db) }
+    }
+
     static func setRuntimeValue(_ key: String, _ value: String?, in db: Database) throws {
         if let value {
             try db.execute("""
@@ -60,10 +75,12 @@ struct SystemRepository: Sendable {
 
 /// `RuntimeSettings` over `system_runtime_settings`: read from the store each time (admins and
 /// the CLI may change a value while the server runs), checked against the modules' declarations.
+/// Secrets are stored sealed by `secrets`, bound to their key.
 struct StoredRuntimeSettings: RuntimeSettings {
     /// The store, opened on first use by the command line.
     let openStore: @Sendable () async throws -> Store
     let declared: [RuntimeSetting]
+    let secrets: Secrets
 
     private var repository: SystemRepository {
         get async throws { SystemRepository(store: try await openStore()) }
@@ -76,33 +93,65 @@ struct StoredRuntimeSettings: RuntimeSettings {
 
     func value(_ key: String) async throws -> String? {
         let setting = try declaration(key)
-        return try await repository.runtimeValue(key) ?? setting.defaultValue
+        return try await repository.runtimeValue(key).flatMap { try clear($0, of: setting) } ?? setting.defaultValue
     }
 
-    /// Throws unless `key` is declared and its check accepts `value`.
-    private func validate(_ key: String, _ value: String?) throws {
+    /// A stored value as the module reads it: a secret opened, nil when it does not open.
+    private func clear(_ stored: String, of setting: RuntimeSetting) throws -> String? {
+        setting.secret ? try secrets.open(stored, as: setting.key) : stored
+    }
+
+    /// A value as it is stored: a secret sealed.
+    private func stored(_ value: String?, of setting: RuntimeSetting) throws -> String? {
+        guard setting.secret, let value else { return value }
+        return try secrets.seal(value, as: setting.key)
+    }
+
+    /// The declaration of `key`; throws unless `key` is declared and its check accepts `value`.
+    private func validate(_ key: String, _ value: String?) throws -> RuntimeSetting {
         let setting = try declaration(key)
         if let value, let check = setting.check, let problem = check(value) {
             throw RuntimeSettingError.invalid(key, problem)
         }
+        return setting
     }
 
     func set(_ key: String, to value: String?, in db: Database) throws {
-        try validate(key, value)
-        try SystemRepository.setRuntimeValue(key, value, in: db)
+        let setting = try validate(key, value)
+        try SystemRepository.setRuntimeValue(key, try stored(value, of: setting), in: db)
     }
 
     func set(_ key: String, to value: String?) async throws {
-        // Checked before queueing, so a refused value never reaches the writer.
-        try validate(key, value)
-        try await repository.store.write { db in try SystemRepository.setRuntimeValue(key, value, in: db) }
+        // Checked and sealed before queueing, so a refused value never reaches the writer.
+        let setting = try validate(key, value)
+        let stored = try stored(value, of: setting)
+        try await repository.store.write { db in try SystemRepository.setRuntimeValue(key, stored, in: db) }
     }
 
     func views() async throws -> [RuntimeSettingView] {
         let stored = try await repository.runtimeValues()
-        return declared.map { s in
+        return try declared.map { s in
             let value = stored[s.key]
-            return RuntimeSettingView(key: s.key, secret: s.secret, value: s.secret ? nil : (value ?? s.defaultValue), isSet: value != nil)
+            guard s.secret else { return RuntimeSettingView(key: s.key, secret: false, value: value ?? s.defaultValue, isSet: value != nil) }
+            let opens = try value.map { try secrets.open($0, as: s.key) != nil } ?? false
+            return RuntimeSettingView(key: s.key, secret: true, value: nil, isSet: opens, needsReentry: value != nil && !opens)
         }
+    }
+
+    /// Seals the secrets an older release stored in clear, in one transaction; returns their keys.
+    func sealClearSecrets() async throws -> [String] {
+        let keys = declared.filter(\.secret).map(\.key)
+        let secrets = self.secrets
+        return try await repository.store.write { db in
+            let clear = try SystemRepository.runtimeValues(keys, in: db).filter { !SecretBox.isSealed($0.value) }
+            let sealed = try clear.map { (key: $0.key, value: try secrets.seal($0.value, as: $0.key)) }
+            if !sealed.isEmpty { try SystemRepository.overwriteRuntimeValues(sealed, in: db) }
+            return sealed.map(\.key)
+        }
+    }
+
+    /// The secrets stored under another key, which must be entered again.
+    func secretsToReenter() async throws -> [String] {
+        try await views().filter(\.needsReentry).map(\.key)
     }
 }

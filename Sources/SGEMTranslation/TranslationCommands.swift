@@ -26,7 +26,9 @@ struct TranslationCommands: Sendable {
             if args.has("json") { ctx.io.print(view.serialized()); return }
             ctx.io.print("provider:   \(view["provider"]?.stringValue ?? "")")
             ctx.io.print("url:        \(view["url"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-")")
-            ctx.io.print("api-key:    \(view["apiKeySet"] == .bool(true) ? "set" : "not set")")
+            let keyState = view["apiKeyNeedsReentry"] == .bool(true) ? "must be entered again (saved under another secret key)"
+                : view["apiKeySet"] == .bool(true) ? "set" : "not set"
+            ctx.io.print("api-key:    \(keyState)")
             ctx.io.print("timeout-ms: \(Int(view["timeoutMs"]?.numberValue ?? 0))")
             if let problem = view["problem"]?.stringValue { ctx.io.print("note:       \(problem)") }
         })

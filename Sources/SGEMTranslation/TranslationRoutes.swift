@@ -244,18 +244,23 @@ struct TranslationRoutes: Sendable {
         }
     }
 
-    /// `{provider, url, apiKeySet, timeoutMs}`.
+    /// `{provider, url, apiKeySet, apiKeyNeedsReentry, timeoutMs, ready, problem}`.
     static func settingsView(_ desk: TranslationDesk) async throws -> JSONValue {
         let s = try await desk.providerSettings()
-        let views = try await desk.settings.views()
-        let keySet = views.first { $0.key == TranslationDesk.apiKeyKey }?.isSet ?? false
+        let key = try await desk.settings.views().first { $0.key == TranslationDesk.apiKeyKey }
+        let lost = key?.needsReentry ?? false
         return .object([
-            ("provider", .string(s.provider)), ("url", .string(s.url)), ("apiKeySet", .bool(keySet)),
+            ("provider", .string(s.provider)), ("url", .string(s.url)), ("apiKeySet", .bool(key?.isSet ?? false)),
+            ("apiKeyNeedsReentry", .bool(lost)),
             ("timeoutMs", .number(Double(s.timeout.components.seconds * 1000 + s.timeout.components.attoseconds / 1_000_000_000_000_000))),
             ("ready", .bool(TranslationDesk.missing(s) == nil)),
-            ("problem", TranslationDesk.missing(s).map(JSONValue.string) ?? .null),
+            ("problem", (lost ? TranslationRoutes.keyLost : TranslationDesk.missing(s)).map(JSONValue.string) ?? .null),
         ])
     }
+
+    /// Why a stored key reads as unset: the server's secret key file is not the one it was sealed with.
+    static let keyLost = "The API key was saved under another secret key (the server's key file is missing or was replaced), "
+        + "so it cannot be used: an admin needs to enter it again in Settings."
 
     /// The runtime settings a `PUT /admin/translation` body changes (nil value: cleared).
     static func settingsChange(_ body: inout JSONBody) -> [(String, String?)] {
@@ -334,9 +339,9 @@ struct TranslationRoutes: Sendable {
                                              required: ["enabled", "target"])
     static let settingsSchema = APISchema.object([
         "provider": ["type": "string", "enum": ["libretranslate", "deepl", "yandex", "none"]], "url": APISchema.string,
-        "apiKeySet": APISchema.boolean, "timeoutMs": APISchema.integer, "ready": APISchema.boolean,
-        "problem": APISchema.nullable(APISchema.string),
-    ], required: ["provider", "url", "apiKeySet", "timeoutMs", "ready", "problem"])
+        "apiKeySet": APISchema.boolean, "apiKeyNeedsReentry": APISchema.boolean, "timeoutMs": APISchema.integer,
+        "ready": APISchema.boolean, "problem": APISchema.nullable(APISchema.string),
+    ], required: ["provider", "url", "apiKeySet", "apiKeyNeedsReentry", "timeoutMs", "ready", "problem"])
 
     static let authErrors = [APISchema.error(401, "unauthenticated"), APISchema.error(403, "csrf_failed or account_inactive")]
     static let adminErrors = [APISchema.error(401, "unauthenticated"), APISchema.error(403, "forbidden (not an admin) or csrf_failed")]
