@@ -49,8 +49,8 @@ public enum SecretKeyFile {
     private static func box(_ bytes: [UInt8], path: String) throws(SecretKeyFileError) -> SecretBox {
         var key = bytes
         if bytes.count != SecretBox.keyByteCount {
-            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
-            key = Crypto.base64Decode(text) ?? []
+            let text = bytes.filter { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+            key = Crypto.base64Decode(String(decoding: text, as: UTF8.self)) ?? []
         }
         guard let box = try? SecretBox(key: key) else {
             throw .init("secret key file \(path) must hold \(SecretBox.keyByteCount) bytes (raw, or base64 on one line)")

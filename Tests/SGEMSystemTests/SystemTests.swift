@@ -20,17 +20,21 @@ struct SystemFixture {
         RuntimeSetting("translation.api_key", secret: true, "the provider's key"),
     ]
 
-    init(metricsToken: String? = nil) async throws {
+    /// `secrets` seals under the key file of that name in the fixture's directory; `beforeBoot`
+    /// sees the migrated store first (what an older release left in it).
+    init(metricsToken: String? = nil, keyFile: String = "secret.key",
+         beforeBoot: @Sendable (Store) async throws -> Void = { _ in }) async throws {
         var migrations = MigrationList()
         let module = SystemModule(version: "test")
         module.registerMigrations(&migrations)
         store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "test"))
         _ = try await store.migrate(migrations)
+        try await beforeBoot(store)
         var overrides: [String: String] = [:]
         if let metricsToken { overrides["metrics-token"] = metricsToken }
         context = ModuleContext(configuration: Configuration(overrides: overrides), store: store, services: ServiceRegistry(),
                                 events: EventBus(), metrics: MetricsRegistry(), logger: Logger(label: "test"), router: router,
-                                declaredRuntimeSettings: SystemFixture.declared)
+                                declaredRuntimeSettings: SystemFixture.declared, secrets: Secrets(keyFile: dir.path + "/" + keyFile))
         runtime = try await module.boot(context)
         runtime.registerRoutes(router.group("/api/v1"), root: router.group(""))
     }
