@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SGEMCore
 import SGEMTestSupport
 import Testing
 import SGEMSupport
@@ -89,26 +90,27 @@ import SGEMSupport
         #expect(try runBinary(["check"] + restoredData).code == 0, "a refused restore must leave the database intact")
     }
 
+    /// Only a missing file means a fresh install: an empty file or one of text is refused by every
+    /// command, serve included, with one line naming it, and left as it was.
     @Test(arguments: [
-        ("empty", "", "no database in"),
+        ("empty", "", "is empty, not an sgem database"),
         ("text", "not a database at all, just some words of text\\n", "is not an SQLite database"),
     ])
     func foreignOrEmptyFilesAreRefusedEverywhere(_ kind: String, _ content: String, _ expected: String) throws {
         let dir = TempDir()
         defer { dir.cleanup() }
         let data = ["--data-dir", dir.path]
-        _ = try runShell("printf '\(content)' > '\(dir.path)/sgem.db'")
-        let check = try runBinary(["check"] + data)
-        #expect(check.code == 1)
-        #expect(check.err.contains(expected), "\(check.err)")
-        if kind != "empty" {
-            #expect(check.err.contains(expected), "\(check.err)")
-            let serve = try runBinary(["serve", "--port", "0"] + data)
-            #expect(serve.code == 1)
-            #expect(serve.err.contains(expected), "\(serve.err)")
-            let verb = try runBinary(["admin", "list-users"] + data)
-            #expect(verb.code == 1 && verb.err.contains(expected), "\(verb.err)")
+        let file = dir.path + "/sgem.db"
+        _ = try runShell("printf '\(content)' > '\(file)'")
+        let before = readFileBytes(file, limit: 1 << 20)
+        for words in [["check"], ["serve", "--port", "0"], ["migrate"], ["admin", "list-users"]] {
+            let r = try runBinary(words + data)
+            #expect(r.code == 1, "\(words)")
+            let naming = r.err.split(separator: "\n").filter { $0.contains(file) }
+            #expect(naming.count == 1 && naming[0].hasPrefix("sgem-server: \(file) ") && naming[0].contains(expected), "\(words): \(r.err)")
         }
+        #expect(readFileBytes(file, limit: 1 << 20) == before, "the \(kind) file is left as it was")
+        #expect(access(file + "-wal", F_OK) != 0 && access(dir.path + "/secret.key", F_OK) != 0, "nothing made beside it")
     }
 
     @Test func anotherProgramsSQLiteDatabaseIsRefused() throws {
@@ -118,10 +120,23 @@ import SGEMSupport
         for words in [["check"], ["serve", "--port", "0"], ["migrate"], ["admin", "status"]] {
             let r = try runBinary(words + ["--data-dir", dir.path])
             #expect(r.code == 1, "\(words)")
-            #expect(r.err.contains("is an SQLite database of another program"), "\(words): \(r.err)")
+            let naming = r.err.split(separator: "\n").filter { $0.contains("\(dir.path)/sgem.db") }
+            #expect(naming.count == 1 && naming[0].contains("is an SQLite database of another program"), "\(words): \(r.err)")
         }
         let untouched = try runShell("test \"$(sqlite3 '\(dir.path)/sgem.db' 'SELECT count(*) FROM recipes; SELECT count(*) FROM sqlite_master;' | tr '\\n' ' ')\" = '1 1 '")
         #expect(untouched == 0, "the foreign database is left as it was")
+    }
+
+    @Test func aMissingDatabaseStartsANewCompanyWithAPrivateKeyFile() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let (server, _) = try startServer(dir)
+        try server.waitForOutput("first run: open ")
+        server.signal(SIGTERM)
+        #expect(try server.wait() == 0)
+        var info = stat()
+        #expect(stat(dir.path + "/secret.key", &info) == 0 && info.st_mode & 0o777 == 0o600 && info.st_size == 32)
+        #expect(try runBinary(["check", "--data-dir", dir.path]).code == 0)
     }
 
     @Test func adminShellReadsAScriptFromStdin() throws {
@@ -153,3 +168,4 @@ import SGEMSupport
         #expect(r.err == "sgem-server: config key 'port' must be a whole number from 0 to 65535, not '99999'\n")
     }
 }
+
