@@ -154,8 +154,12 @@ public enum Application {
             } catch {
                 throw CommandError.failure("restore failed: \(error)")
             }
-            _ = lock
             ctx.io.print("restored \(configuration.databasePath) from \(source)")
+            let store = try await openExistingStore(configuration)
+            let lost = try? await secretsToReenter(configuration, store: store)
+            await store.close()
+            _ = lock
+            if let line = lostSecretsLine(lost ?? [], configuration) { ctx.io.print(line) }
         })
         registry.register(Command("check", summary: "check the database's integrity and pending migrations") { _, ctx in
             let store = try await openExistingStore(configuration)
@@ -178,9 +182,7 @@ public enum Application {
             }
             ctx.io.print("integrity ok: \(configuration.databasePath)")
             ctx.io.print("migrations: \(applied.count) applied, \(pending.count) pending")
-            if !lostSecrets.isEmpty {
-                ctx.io.print("secrets: \(lostSecrets.joined(separator: ", ")) must be entered again (sealed under another key than \(configuration.secretKeyPath))")
-            }
+            if let line = lostSecretsLine(lostSecrets, configuration) { ctx.io.print(line) }
         })
         registry.register(Command("version", summary: "print the version and the libraries it runs on") { _, ctx in
             let openssl = String(cString: OpenSSL_version(0))
@@ -242,6 +244,11 @@ public enum Application {
                                              secrets: Secrets(keyFile: configuration.secretKeyPath, creating: false))
         guard let settings = context.services.resolve((any RuntimeSettings).self) else { return [] }
         return try await settings.views().filter(\.needsReentry).map(\.key)
+    }
+
+    /// What `check` and `restore` say about secrets that do not open; nil when there are none.
+    static func lostSecretsLine(_ keys: [String], _ configuration: Configuration) -> String? {
+        keys.isEmpty ? nil : "secrets: \(keys.joined(separator: ", ")) must be entered again (sealed under another key than \(configuration.secretKeyPath))"
     }
 
     static func allMigrations(_ configuration: Configuration) -> MigrationList {

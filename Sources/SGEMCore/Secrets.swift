@@ -45,7 +45,8 @@ public final class Secrets: Sendable {
     /// altered, or no key file while not `creating`) — it must be entered again.
     public func open(_ stored: String, as name: String) throws(SecretKeyFileError) -> String? {
         guard SecretBox.isSealed(stored) else { return stored }
-        return try? box()?.open(stored, as: name)
+        guard let box = try box() else { return nil }
+        return try? box.open(stored, as: name)
     }
 
     /// The box, loading the key file the first time; nil when there is none and not `creating`.
