@@ -17,6 +17,7 @@ function timeoutProblem(message) {
 function setupProblem(view) {
   if (view.provider === "none") return t("translation.off");
   if (view.provider === "libretranslate" && !view.url) return t("translation.needsURL");
+  if (view.apiKeyNeedsReentry) return t("translation.keyLost");
   if ((view.provider === "deepl" || view.provider === "yandex") && !view.apiKeySet) {
     return t("translation.needsKey", { provider: t("translation.provider." + view.provider) });
   }
@@ -65,7 +66,9 @@ function translationForm(initial) {
     fields.url.input.placeholder = chosen === "libretranslate" ? "https://translate.example.com" : "";
   }
   function showKey() {
-    keyState.textContent = view.apiKeySet ? t("translation.keySaved") : t("translation.noKey");
+    // A key saved under another secret key file cannot be used: say so rather than "no key".
+    keyState.textContent = view.apiKeyNeedsReentry ? t("translation.keyLost")
+      : view.apiKeySet ? t("translation.keySaved") : t("translation.noKey");
     removeKey.hidden = !view.apiKeySet;
     const problem = setupProblem(view);
     readiness.textContent = problem ?? "";
