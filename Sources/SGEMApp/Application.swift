@@ -308,6 +308,22 @@ public enum Application {
     /// only when `creating`; anything else (an empty file too) must be an sgem database. Nothing is created
     /// or changed on the way to a refusal.
     static func openStore(_ configuration: Configuration, creating: Bool) async throws -> Store {
+        try refuseUnusableFile(configuration, creating: creating)
+        var storeConfiguration = storeConfiguration(configuration)
+        storeConfiguration.createIfMissing = creating
+        let path = configuration.databasePath
+        let store: Store
+        do {
+            store = try Store(path: path, configuration: storeConfiguration, logger: Logger(label: "store"))
+        } catch {
+            throw CommandError.failure("cannot open \(path): \(error)")
+        }
+        return store
+    }
+
+    /// Throws one line naming the database file unless it is sgem's, or missing and `creating`.
+    /// Reads the file only.
+    static func refuseUnusableFile(_ configuration: Configuration, creating: Bool) throws {
         let path = configuration.databasePath
         let kind: DatabaseFileKind
         do {
@@ -333,15 +349,6 @@ public enum Application {
         case .sgem:
             break
         }
-        var storeConfiguration = storeConfiguration(configuration)
-        storeConfiguration.createIfMissing = creating
-        let store: Store
-        do {
-            store = try Store(path: path, configuration: storeConfiguration, logger: Logger(label: "store"))
-        } catch {
-            throw CommandError.failure("cannot open \(path): \(error)")
-        }
-        return store
     }
 
     /// ` --data-dir D` when the data directory is not the default, for hints.

@@ -115,14 +115,16 @@ public final class RunningServer: Sendable {
         let ordered = try bootOrder(modules(configuration: configuration).filter { !excluding.contains($0.id) } + adding)
         var migrations = MigrationList()
         for module in ordered { module.registerMigrations(&migrations) }
-        let store = try await Application.openMigratedStore(configuration)
+        // The key file is read (or made) before a new database is: a bad one stops a fresh
+        // install before anything is created, and a refused database gets no key file beside it.
+        try Application.refuseUnusableFile(configuration, creating: true)
         let secrets = Secrets(keyFile: configuration.secretKeyPath)
         do {
             if try secrets.prepare() { logger.notice("secret key file created", ["path": secrets.keyFile]) }
         } catch {
-            await store.close()
             throw CommandError.failure(error.description)
         }
+        let store = try await Application.openMigratedStore(configuration)
 
         let router = Router(defaultMaxBodyBytes: configuration.int("max-body-bytes"))
         let services = ServiceGroup(logger: Logger(label: "services"))

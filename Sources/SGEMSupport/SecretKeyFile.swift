@@ -33,7 +33,7 @@ public enum SecretKeyFile {
         if let box = try load(path) { return (box, false) }
         let key = Crypto.randomBytes(SecretBox.keyByteCount)
         let temporary = "\(path).\(getpid()).\(Crypto.hex(Crypto.randomBytes(4))).tmp"
-        try writePrivate(key, to: temporary)
+        try writePrivate(key, to: temporary, naming: path)
         defer { unlink(temporary) }
         if link(temporary, path) != 0 {
             guard errno == EEXIST, let box = try load(path) else {
@@ -58,10 +58,11 @@ public enum SecretKeyFile {
         return box
     }
 
-    /// Writes `bytes` to a new file at `path`, mode 0600 whatever the umask, and syncs it.
-    private static func writePrivate(_ bytes: [UInt8], to path: String) throws(SecretKeyFileError) {
+    /// Writes `bytes` to a new file at `path`, mode 0600 whatever the umask, and syncs it;
+    /// errors name the key file `name` it stands in for.
+    private static func writePrivate(_ bytes: [UInt8], to path: String, naming name: String) throws(SecretKeyFileError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .init("cannot create secret key file \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw .init("cannot create secret key file \(name): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var written = 0
         while written < bytes.count {
@@ -69,13 +70,13 @@ public enum SecretKeyFile {
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 unlink(path)
-                throw .init("cannot write secret key file \(path): \(String(cString: strerror(errno)))")
+                throw .init("cannot write secret key file \(name): \(String(cString: strerror(errno)))")
             }
             written += n
         }
         guard fchmod(fd, 0o600) == 0, fsync(fd) == 0 else {
             unlink(path)
-            throw .init("cannot write secret key file \(path): \(String(cString: strerror(errno)))")
+            throw .init("cannot write secret key file \(name): \(String(cString: strerror(errno)))")
         }
     }
 

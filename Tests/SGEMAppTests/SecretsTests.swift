@@ -45,4 +45,14 @@ import Testing
         let kept = try runBinary(["check", "--secret-key-file", dir.path + "/data/secret.key"] + restored)
         #expect(kept.code == 0 && !kept.out.contains("secrets:"), "\(kept.out)")
     }
+
+    @Test func aKeyFileThatIsNotAKeyStopsAFreshStartBeforeAnythingIsMade() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        _ = try runShell("printf 'short' > '\(dir.path)/bad.key'")
+        let r = try runBinary(["serve", "--port", "0", "--data-dir", dir.path + "/data", "--secret-key-file", dir.path + "/bad.key"])
+        #expect(r.code == 1)
+        #expect(r.err.hasSuffix("sgem-server: secret key file \(dir.path)/bad.key must hold 32 bytes (raw, or base64 on one line)\n"), "\(r.err)")
+        #expect(access(dir.path + "/data/sgem.db", F_OK) != 0, "no database is made")
+    }
 }
