@@ -96,5 +96,6 @@ public enum SecretKeyFile {
 /// A secret key file that cannot be read, made or used; one line for the operator.
 public struct SecretKeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
     public let description: String
+    /// An error saying `description`, one line naming the key file.
     public init(_ description: String) { self.description = description }
 }
