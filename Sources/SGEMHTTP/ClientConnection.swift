@@ -90,12 +90,11 @@ final class ClientConnection: @unchecked Sendable {
         var lastFailure = "no address"
         var refusals: [String] = []
         var attempted = false
-        let local = OutboundPolicy.localAddresses()
         var cursor: UnsafeMutablePointer<addrinfo>? = list
         while let info = cursor {
             cursor = info.pointee.ai_next
             guard let sa = info.pointee.ai_addr, let address = IPAddress(UnsafePointer(sa)) else { continue }
-            if let why = policy.refusal(host: url.host, address: address, port: url.port, localAddresses: local) {
+            if let why = policy.refusal(host: url.host, address: address, port: url.port, localAddresses: OutboundPolicy.localAddresses()) {
                 refusals.append(why)
                 continue
             }

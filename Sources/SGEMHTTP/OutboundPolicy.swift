@@ -45,11 +45,11 @@ public struct OutboundPolicy: Sendable, Equatable {
     }
 
     /// Why `address` (what `host` resolved to) may not be reached on `port`, or nil when it may.
-    /// `localAddresses` are this machine's own.
-    public func refusal(host: String, address: IPAddress, port: Int, localAddresses: [IPAddress]) -> String? {
+    /// `localAddresses` are this machine's own (asked for only when the address is otherwise public).
+    public func refusal(host: String, address: IPAddress, port: Int, localAddresses: @autoclosure () -> [IPAddress]) -> String? {
         if allows(host: host, address: address, port: port) { return nil }
         if let kind = Self.kind(of: address) { return "\(address) is a \(kind) address" }
-        if localAddresses.contains(address) { return "\(address) is this server's own address" }
+        if localAddresses().contains(address) { return "\(address) is this server's own address" }
         return nil
     }
 
