@@ -12,6 +12,8 @@ asyncio with keep-alive, so a benchmark's thousands of calls a second are not he
     python3 scripts/translate_stub.py [--port 0] [--detected en]
 prints `listening on http://127.0.0.1:PORT` and serves until killed. From Python:
 `stub = Stub(detected="en"); stub.start()` runs it on a thread; `stub.url`, `stub.stats()`.
+The server must be started with `--outbound-allow 127.0.0.1` (or `127.0.0.1:PORT`) to reach it:
+outbound calls to internal addresses are refused otherwise.
 """
 import argparse
 import asyncio

@@ -155,9 +155,15 @@ final class FeedFetcher: Sendable {
         case .badResponse, .invalidRequest: "the server's answer could not be read"
         case .tooManyRedirects: "the server redirected too many times"
         case .redirectRefused: "the server redirected to another site, which is not followed"
+        case .refusedDestination: FeedFetcher.refusedWords
         case .cancelled: "the fetch was interrupted"
         }
     }
+
+    /// A destination the outbound policy refused: the same words whether anything listens there
+    /// or not (nothing was connected to).
+    static let refusedWords = "this address is inside the company's network or on this server, so sgem-server will not fetch it. "
+        + "An administrator can allow it with --outbound-allow"
 
     static func words(forStatus status: Int) -> String {
         let meaning: [Int: String] = [401: "login required", 403: "forbidden", 404: "not found", 410: "gone", 429: "too many requests",

@@ -68,9 +68,10 @@ final class ClientConnection: @unchecked Sendable {
 
     // MARK: Opening
 
-    /// Resolves the host, connects to its addresses in turn within the connect timeout, and
-    /// completes the TLS handshake for https. The socket stays attached to `handle`.
-    static func open(_ url: HTTPClientURL, tls: ClientTLSContext?, connectTimeout: Duration, deadline: UInt64,
+    /// Resolves the host, connects in turn to those of its addresses `policy` lets through (the
+    /// very `sockaddr` checked: no second lookup) within the connect timeout, and completes the
+    /// TLS handshake for https. The socket stays attached to `handle`.
+    static func open(_ url: HTTPClientURL, tls: ClientTLSContext?, policy: OutboundPolicy, connectTimeout: Duration, deadline: UInt64,
                      handle: CancelHandle) throws(HTTPClientError) -> ClientConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -87,9 +88,17 @@ final class ClientConnection: @unchecked Sendable {
 
         let connectDeadline = min(deadline, MonotonicClock.nanoseconds() + connectTimeout.nanoseconds)
         var lastFailure = "no address"
+        var refusals: [String] = []
+        var attempted = false
         var cursor: UnsafeMutablePointer<addrinfo>? = list
         while let info = cursor {
             cursor = info.pointee.ai_next
+            guard let sa = info.pointee.ai_addr, let address = IPAddress(UnsafePointer(sa)) else { continue }
+            if let why = policy.refusal(host: url.host, address: address, port: url.port, localAddresses: OutboundPolicy.localAddresses()) {
+                refusals.append(why)
+                continue
+            }
+            attempted = true
             let fd = sgem_socket_nonblocking(info.pointee.ai_family)
             guard fd >= 0 else {
                 lastFailure = "socket: \(String(cString: strerror(errno)))"
@@ -120,6 +129,9 @@ final class ClientConnection: @unchecked Sendable {
                 }
             }
             return connection
+        }
+        if !attempted && !refusals.isEmpty {
+            throw HTTPClientError(.refusedDestination, "\(url.host) refused: \(refusals.joined(separator: ", "))")
         }
         throw HTTPClientError(.connectFailed, "cannot connect to \(url.hostHeader): \(lastFailure)")
     }

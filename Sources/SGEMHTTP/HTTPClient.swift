@@ -6,8 +6,11 @@ import Synchronization
 
 /// An HTTP/1.1 client for outbound calls (translation providers, feeds): http and https with a
 /// verified chain and host name, connect and total timeouts, a response-size cap, same-origin
-/// redirects only, a bounded number of kept-alive connections per origin. Socket work, name
-/// resolution included, runs on the client's own threads, never on the cooperative pool.
+/// redirects only, a bounded number of kept-alive connections per origin, and no destination
+/// inside the network or on this machine unless allowed (`OutboundPolicy`, checked on the
+/// resolved addresses of every connection opened, which then goes to an address checked).
+/// Socket work, name resolution included, runs on the client's own threads, never on the
+/// cooperative pool.
 public final class HTTPClient: Sendable {
     /// Limits and trust settings, fixed when the client is made.
     public struct Configuration: Sendable {
@@ -36,6 +39,8 @@ public final class HTTPClient: Sendable {
         public var userAgent = "sgem-server"
         /// `.background` for a client whose callers are background work.
         public var threadPriority: ThreadPriority = .normal
+        /// Internal destinations refused, and the exceptions allowed (`--outbound-allow`).
+        public var outboundPolicy = OutboundPolicy()
 
         public init() {}
     }
@@ -85,6 +90,9 @@ public final class HTTPClient: Sendable {
                 throw HTTPClientError(.badResponse, "unusable redirect location \(location.prefix(200).debugDescription)")
             }
             guard next.origin == current.url.origin else {
+                if let why = configuration.outboundPolicy.refusal(literal: next) {
+                    throw HTTPClientError(.refusedDestination, "redirect to \(next.origin) refused: \(why)")
+                }
                 throw HTTPClientError(.redirectRefused, "redirect from \(current.url.origin) to another origin (\(next.origin)) refused")
             }
             // RFC 9110 §15.4: 303 always, and 301/302 after a POST in practice, turn into a GET.
@@ -179,7 +187,7 @@ public final class HTTPClient: Sendable {
                 guard handle.attach(kept.fd) else { throw HTTPClientError(.cancelled, "the request was cancelled") }
             case .open:
                 connection = try ClientConnection.open(request.url, tls: request.url.scheme == .https ? tls : nil,
-                                                       connectTimeout: configuration.connectTimeout, deadline: deadline, handle: handle)
+                                                       policy: configuration.outboundPolicy, connectTimeout: configuration.connectTimeout, deadline: deadline, handle: handle)
             }
             let (head, body) = try connection!.exchange(bytes, method: request.method, maxHeaderBytes: configuration.maxHeaderBytes,
                                                         maxBodyBytes: min(configuration.maxResponseBytes, request.maxResponseBytes ?? .max),

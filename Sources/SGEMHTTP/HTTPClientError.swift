@@ -13,6 +13,9 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
         case badResponse = "bad_response"
         case tooManyRedirects = "too_many_redirects"
         case redirectRefused = "redirect_refused"
+        /// The destination is inside the network or on this machine (`OutboundPolicy`): it was
+        /// never connected to.
+        case refusedDestination = "refused_destination"
         case cancelled = "cancelled"
     }
 

@@ -21,14 +21,9 @@ public struct SystemModule: Module {
                                       "bearer token that lets a scraper on another machine read /metrics (loopback needs none)",
                                       check: { $0.utf8.count >= 16 ? nil : "must be at least 16 characters" })
 
-    /// Certificate authorities trusted for outbound HTTPS (translation providers, company feeds)
-    /// instead of the system's store: a self-hosted LibreTranslate behind a company CA.
-    static let outboundCAFile = Setting("outbound-ca-file", .path, default: nil,
-                                        "PEM file of the certificate authorities trusted for outbound HTTPS (default: the system's CA store)")
-
     public init(version: String) { self.version = version }
 
-    public var settings: [Setting] { [SystemModule.metricsToken, SystemModule.outboundCAFile] }
+    public var settings: [Setting] { [SystemModule.metricsToken, OutboundSettings.caFile, OutboundSettings.allow] }
 
     public func registerMigrations(_ migrations: inout MigrationList) {
         migrations.add("system.001_instance", sql: """
@@ -60,9 +55,8 @@ public struct SystemModule: Module {
         context.services.register((any RuntimeSettings).self, settings)
         context.services.register((any EventJournal).self, StoredEventJournal(store: { store }))
         // One outbound HTTP client for every module (translation providers, feeds): its own
-        // threads, bounded connections per origin, never the event loops.
-        var outbound = HTTPClient.Configuration()
-        outbound.caFile = context.configuration.string(SystemModule.outboundCAFile)
+        // threads, bounded connections per origin, never the event loops, one outbound policy.
+        var outbound = OutboundSettings.client(context.configuration)
         outbound.userAgent = "sgem-server/\(version)"
         let client = try HTTPClient(configuration: outbound)
         context.services.register(HTTPClient.self, client)

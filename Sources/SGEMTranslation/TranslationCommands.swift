@@ -65,7 +65,7 @@ struct TranslationCommands: Sendable {
         })
         verbs.register(Command("test", summary: "check the configured provider live: translate a short sentence and say what went wrong",
                                options: []) { _, ctx in
-            let client = try HTTPClient()
+            let client = try HTTPClient(configuration: OutboundSettings.client(context.configuration))
             defer { client.shutdown() }
             let desk = try await TranslationCommands.desk(context, client: client)
             let (ok, message) = await desk.test()

@@ -188,6 +188,16 @@ func pipelinedHealthChecks(port: Int, batches: Int, perBatch: Int) throws -> Int
         #expect(r.err.hasPrefix("sgem-server: cannot listen on 127.0.0.1:\(port)"))
         #expect(r.err.split(separator: "\n").count == 1)
     }
+
+    @Test func badOutboundAllowListIsOneClearLine() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let r = try runBinary(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir.path, "--log-level", "warning",
+                               "--outbound-allow", "127.0.0.1:5000, 127.1"])
+        #expect(r.code != 0)
+        #expect(r.err.contains("--outbound-allow entry '127.1' is not a host, an address or a CIDR block with an optional :port"), "\(r.err)")
+        #expect(r.err.split(separator: "\n").count == 1)
+    }
 }
 
 @Suite(.serialized) struct TLSServeTests {

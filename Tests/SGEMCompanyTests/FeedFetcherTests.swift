@@ -171,6 +171,28 @@ struct FeedFetcherTests {
         stub.server.stop()
     }
 
+    @Test("internal feed addresses, the server's own /metrics among them, are refused in the same words, open port or closed, never connected to")
+    func internalRefused() async throws {
+        let stub = try FeedStub()
+        stub.feed("/rss.xml", FeedSamples.rss2, etag: "\"v1\"")
+        let closed = try StubHTTPServer { _ in .hang }
+        closed.stop()
+        let s = try await Office.startForFeeds(allowing: "")
+        let port = stub.server.port
+        let urls = [stub.url("/rss.xml"), "http://2130706433:\(port)/rss.xml", "http://0x7f000001:\(port)/rss.xml", "http://127.1:\(port)/rss.xml",
+                    "http://0:\(port)/rss.xml", "http://localhost:\(port)/rss.xml", "http://[::ffff:127.0.0.1]:\(port)/rss.xml",
+                    closed.url("/rss.xml"), "http://127.0.0.1:\(s.port)/metrics"]
+        try await s.setFeeds(urls)
+        await (try s.fetcher()).refresh()
+        let statuses = try await s.feedStatuses()
+        #expect(statuses.count == urls.count)
+        #expect(statuses.allSatisfy { $0["status"] == "error" && $0["error"]?.stringValue == FeedFetcher.refusedWords }, "\(statuses)")
+        #expect(stub.server.accepted == 0 && stub.requests(to: "/rss.xml").isEmpty)
+        #expect(try await s.feedItems().isEmpty, "nothing internal reaches the Home page")
+        await s.stop()
+        stub.server.stop()
+    }
+
     @Test("shutdown does not wait for a hanging feed: the round is cancelled")
     func shutdownCancelsARound() async throws {
         let stub = try FeedStub()

@@ -7,8 +7,9 @@ import SGEMTestSupport
 
 extension Office {
     /// `feedTimeout` bounds each feed fetch, so a hanging feed ends the test quickly.
-    static func startForFeeds(feedTimeout: Int = 3) async throws -> Office {
-        try await start(["ana"], overrides: ["feed-timeout": String(feedTimeout), "log-level": "error"])
+    /// A server whose outbound policy allows `allowing` (the stubs' address unless told).
+    static func startForFeeds(feedTimeout: Int = 3, allowing: String = "127.0.0.1") async throws -> Office {
+        try await start(["ana"], overrides: ["feed-timeout": String(feedTimeout), "log-level": "error", "outbound-allow": allowing])
     }
 
     /// The company module's fetcher, to run a round and wait for it.

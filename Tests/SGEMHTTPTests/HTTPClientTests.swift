@@ -14,6 +14,7 @@ struct HTTPClientTests {
     static func client(_ configure: (inout HTTPClient.Configuration) -> Void = { _ in }) throws -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .seconds(20)
+        configuration.outboundPolicy = try OutboundPolicy(allowing: "127.0.0.1") // the stubs' address
         configuration.connectTimeout = .seconds(5)
         configure(&configuration)
         return try HTTPClient(configuration: configuration)

@@ -39,7 +39,10 @@ public final class Office: Sendable {
         let seed = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--name", "Boss",
                                    "--role", "admin", "--password-stdin"], input: [bossPassword])
         guard seed.code == 0 else { throw TestFailure("seeding boss failed: \(seed.io.errors)") }
-        let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
+        // The stubs feeds and providers are tested against listen on 127.0.0.1, which the outbound
+        // policy refuses unless allowed; the policy's own tests override this.
+        let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning",
+                        "outbound-allow": "127.0.0.1"]
             .merging(overrides) { _, new in new }
         let running = try await RunningServer.start(configuration: Configuration(overrides: settings))
         var people = ["boss": try await apiLogin(port: running.port, "boss", bossPassword)]

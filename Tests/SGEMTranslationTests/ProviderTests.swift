@@ -37,6 +37,7 @@ enum ProviderFixture {
         var configuration = HTTPClient.Configuration()
         configuration.connectTimeout = .seconds(2)
         configuration.timeout = .seconds(10)
+        configuration.outboundPolicy = try OutboundPolicy(allowing: "127.0.0.1") // the stubs' address
         configuration.caFile = caFile
         return try HTTPClient(configuration: configuration)
     }

@@ -214,6 +214,25 @@ struct TranslationAPITests {
         }
     }
 
+    @Test("a provider on an internal address: the admin's test and the command line's say so in words, nothing reaches it; --outbound-allow lets it through")
+    func internalRefused() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana"], overrides: ["outbound-allow": ""]) { o in
+            try await use(stub, in: o)
+            let test = try await o.expect(200, "POST", "/admin/translation/test", as: "boss")
+            #expect(test["ok"] == false, "\(test)")
+            #expect(test["message"] == .string("LibreTranslate at 127.0.0.1:\(stub.port) is inside the company's network or on this server, so "
+                + "sgem-server will not call it. An administrator can allow it with --outbound-allow (for example --outbound-allow 127.0.0.1:5000)."))
+            try await o.expect(502, "POST", "/translate", as: "ana", ["text": "Hello", "target": "es"], code: "provider_unavailable")
+            let refused = await sgem(o.dir, ["admin", "translation", "test"])
+            #expect(refused.code != 0 && refused.io.errors.joined().contains("will not call it"), "\(refused.io.errors)")
+            #expect(stub.requestCount == 0)
+            let allowed = await sgem(o.dir, ["admin", "translation", "test", "--outbound-allow", "127.0.0.1:\(stub.port)"])
+            #expect(allowed.code == 0 && stub.requestCount >= 1, "\(allowed.io.errors)")
+        }
+    }
+
     @Test("one person is held to the per-minute bound with 429 rate_limited and Retry-After")
     func limited() async throws {
         let stub = try TranslationStub(.libretranslate)

@@ -44,7 +44,8 @@ stub_calls() { curl -fsS --max-time 5 "$STUB_URL/_stats" | "$BENCH_PYTHON" -c 'i
 # measure LABEL [--translated]: one server, 50 readers, one group, warm-up, measured run, drain.
 measure() {
   local label="$1" mode="${2:-}"
-  bench_start_sgem "$label" "$SERVER_CPU" -- --password-hash-log-n 10 --translation-per-minute 100000
+  # The stand-in listens on 127.0.0.1, like a LibreTranslate on the same box: allowed explicitly.
+  bench_start_sgem "$label" "$SERVER_CPU" -- --password-hash-log-n 10 --translation-per-minute 100000 --outbound-allow 127.0.0.1
   local data="$BENCH_TMP/data-$label" base="http://127.0.0.1:$SGEM_PORT" token chat
   msg_admin "$data"
   "$BENCH_BIN" admin translation set url "$STUB_URL" --data-dir "$data" --log-level warning >/dev/null ||

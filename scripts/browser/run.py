@@ -1965,8 +1965,10 @@ def main():
 
         started = time.time()
         try:
-            # Cheap password hashes keep logins fast; the cost is a setting, not a code path.
-            server = Server(os.path.abspath(args.binary), extra=["--password-hash-log-n", "10"])
+            # Cheap password hashes keep logins fast; the cost is a setting, not a code path. The
+            # feed and translation stand-ins listen on 127.0.0.1, which outbound calls may not
+            # reach unless allowed.
+            server = Server(os.path.abspath(args.binary), extra=["--password-hash-log-n", "10", "--outbound-allow", "127.0.0.1"])
             fn({"server": server, "browser": open_browser, "shots": args.shots})
             passed += 1
             print(f"PASS {fn.__name__} ({time.time() - started:.1f}s)", flush=True)

@@ -111,7 +111,9 @@ class Server:
         # 5xx can be matched to its log line by request id.
         self.proc = subprocess.Popen(
             [binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data,
-             "--log-level", "warning", "--password-hash-log-n", "10"],
+             "--log-level", "warning", "--password-hash-log-n", "10",
+             # The translation stand-in listens on 127.0.0.1, which outbound calls may not reach unless allowed.
+             "--outbound-allow", "127.0.0.1"],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while "listening on" not in self.log_tail():

@@ -31,6 +31,7 @@ const reasons = [
   [/^the document is not an RSS or Atom feed|^the RSS feed has no/, () => t("feed.why.notFeed")],
   [/^the secure connection failed/, () => t("feed.why.tls")],
   [/^the server redirected/, () => t("feed.why.redirect")],
+  [/^this address is inside the company's network/, () => t("feed.why.internal")],
 ];
 
 /// The words of the first of `patterns` matching `message`, else `otherwise(message)`.

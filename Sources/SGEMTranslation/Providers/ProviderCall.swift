@@ -56,6 +56,9 @@ struct ProviderCall: Sendable {
             TranslationFailure(.providerUnavailable, "No secure connection to \(name) at \(host) could be set up, so nothing was sent.")
         case .tooLarge:
             TranslationFailure(.providerUnavailable, "\(name) sent an answer larger than 1 MiB, which was refused.")
+        case .refusedDestination:
+            TranslationFailure(.providerUnavailable, "\(name) at \(host) is inside the company's network or on this server, so sgem-server "
+                + "will not call it. An administrator can allow it with --outbound-allow (for example --outbound-allow 127.0.0.1:5000).")
         case .badResponse, .tooManyRedirects, .redirectRefused:
             TranslationFailure(.providerUnavailable, "\(name) at \(host) did not answer like an HTTP server.")
         case .invalidURL, .invalidRequest:
