@@ -9,6 +9,9 @@ struct RealtimeRoutes: Sendable {
     let journal: any EventJournal
     let services: ServiceRegistry
     let logger: Logger
+    /// Tests only: runs between the upgrade's credential check and the subscription, to end the
+    /// session in that window. Production leaves it empty.
+    var beforeSubscribe: @Sendable (AuthenticatedUser) async -> Void = { _ in }
 
     func register(_ routes: RouteGroup) {
         let group = routes.group("", middleware: [RequireUser(services: services, allowQueryToken: true), SinceParameter()])
@@ -22,6 +25,7 @@ struct RealtimeRoutes: Sendable {
     func serve(_ request: Request, context: RequestContext, socket: WebSocket) async {
         guard let user = context[CurrentUser.self] else { return }
         let since = request.query["since"].flatMap { Int64($0) }
+        await beforeSubscribe(user)
         // Held back (`replaying`) until the credentials are confirmed below, so nothing reaches a
         // socket whose session ended before it subscribed.
         let (id, cursor) = hub.subscribe(user, request: request, socket: socket, replaying: true)
