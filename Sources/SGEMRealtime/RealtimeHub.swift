@@ -25,7 +25,7 @@ final class RealtimeHub: Sendable {
         /// deactivation there closes the sockets within this. An idle look is one indexed read.
         var poll: Duration = .milliseconds(250)
         /// How often every socket's credentials are checked again: a safety net for what no
-        /// control event reports (a session that expired, one ended as its socket subscribed).
+        /// control event reports (a session that expired).
         var recheck: Duration = .seconds(30)
     }
 

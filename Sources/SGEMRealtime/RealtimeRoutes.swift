@@ -9,6 +9,9 @@ struct RealtimeRoutes: Sendable {
     let journal: any EventJournal
     let services: ServiceRegistry
     let logger: Logger
+    /// Tests only: runs between the upgrade's credential check and the subscription, to end the
+    /// session in that window. Production leaves it empty.
+    var beforeSubscribe: @Sendable (AuthenticatedUser) async -> Void = { _ in }
 
     func register(_ routes: RouteGroup) {
         let group = routes.group("", middleware: [RequireUser(services: services, allowQueryToken: true), SinceParameter()])
@@ -22,8 +25,12 @@ struct RealtimeRoutes: Sendable {
     func serve(_ request: Request, context: RequestContext, socket: WebSocket) async {
         guard let user = context[CurrentUser.self] else { return }
         let since = request.query["since"].flatMap { Int64($0) }
-        let (id, cursor) = hub.subscribe(user, request: request, socket: socket, replaying: since != nil)
+        await beforeSubscribe(user)
+        // Held back (`replaying`) until the credentials are confirmed below, so nothing reaches a
+        // socket whose session ended before it subscribed.
+        let (id, cursor) = hub.subscribe(user, request: request, socket: socket, replaying: true)
         defer { hub.unsubscribe(id) }
+        guard await confirmCredentials(request, socket: socket, logger: context.logger) else { return }
         if let since {
             do {
                 guard try await replay(since: since, upTo: cursor, for: user, socket: socket),
@@ -33,6 +40,8 @@ struct RealtimeRoutes: Sendable {
                 socket.close(code: 1011, reason: "replay failed; reconnect")
                 return
             }
+        } else if !hub.goLive(id, replayedThrough: cursor) {
+            return
         }
         for await message in socket.messages {
             // Browsers cannot send ping frames; a text `{"type":"ping"}` is answered in kind.
@@ -41,6 +50,28 @@ struct RealtimeRoutes: Sendable {
                 socket.send(text: RealtimeRoutes.pong)
             }
         }
+    }
+
+    /// Authenticates the upgrade request again, once subscribed; closes the socket unless it passes.
+    ///
+    /// A session that ended (or an account deactivated) between the middleware's check and the
+    /// subscription may have had its control event processed by the hub before this socket
+    /// existed. Every control event is either read by the hub after `subscribe`, and then closes
+    /// this socket like any other, or was read before it: it had committed, and with it the change
+    /// it records, before this check began, so this check sees that change.
+    func confirmCredentials(_ request: Request, socket: WebSocket, logger: Logger) async -> Bool {
+        do {
+            if try await services.resolve((any SessionAuthenticator).self)?.authenticate(request, allowQueryToken: true) != nil {
+                return true
+            }
+            socket.close(code: 1008, reason: "session ended")
+        } catch let error as APIError where error.status == 401 || error.status == 403 {
+            socket.close(code: 1008, reason: "session ended")
+        } catch {
+            logger.error("realtime credential check failed", ["error": String(describing: error)])
+            socket.close(code: 1011, reason: "credential check failed; reconnect")
+        }
+        return false
     }
 
     /// Sends the events after `since` up to `cursor` that `user` may see now, or one resync
