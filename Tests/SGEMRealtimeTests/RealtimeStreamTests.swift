@@ -336,7 +336,7 @@ struct RealtimeStreamTests {
         }
     }
 
-    @Test("a client that never reads is closed while a reading one gets everything")
+    @Test("a client that never reads is told to resync and closed (1013) while a reading one gets everything")
     func slowConsumerIsClosed() async throws {
         try await RealtimeServer.with(["ws-max-buffered-bytes": "262144"]) { s in
             let boss = try await s.login()
@@ -356,7 +356,10 @@ struct RealtimeStreamTests {
             }
             try await s.append("test.mark", to: .everyone)
             #expect(try await reader.numbers(until: "test.mark") == [])
-            _ = try? await slow.waitForClose()
+            // Told why, after what it had been sent: it resyncs instead of living with a gap.
+            let texts = try await slow.textsUntilClose()
+            #expect(texts.last == #"{"type":"resync"}"#)
+            #expect(slow.closeCode == 1013)
         }
     }
 
