@@ -37,6 +37,15 @@ final class RealtimeHub: Sendable {
         /// nil once live; otherwise the events that arrived during the replay, in order.
         var pending: [(id: Int64, message: PreparedMessage)]?
         var pendingBytes = 0
+
+        /// Holds `message` back while the replay runs; false when that would pass the bounds.
+        mutating func hold(_ id: Int64, _ message: PreparedMessage, within limits: Limits) -> Bool {
+            guard let count = pending?.count, count < limits.pendingEvents,
+                  pendingBytes + message.byteCount <= limits.pendingBytes else { return false }
+            pending?.append((id, message))
+            pendingBytes += message.byteCount
+            return true
+        }
     }
 
     struct State: Sendable {
@@ -220,9 +229,9 @@ final class RealtimeHub: Sendable {
     }
 
     /// Hands one event to every socket whose user may see it now, then moves the cursor past it.
-    /// The frame is encoded once; who gets it is decided under the hub's lock, and the sockets
-    /// are written after it is released (the only writer of live frames is this one task, so
-    /// each socket still gets them in order).
+    /// The frame is encoded once; who gets it is decided under the hub's lock, which takes no
+    /// other lock and makes no call, and the sockets are written after it is released (this one
+    /// task is the only writer of live frames, so each socket still gets them in order).
     func deliver(_ recorded: RecordedEvent, admins: Set<Int64>) async throws {
         let event = recorded.event
         invalidateChats(for: recorded)
@@ -231,25 +240,17 @@ final class RealtimeHub: Sendable {
         let (live, behind) = state.withLock { s -> (live: [WebSocket], behind: [WebSocket]) in
             defer { s.cursor = recorded.id }
             var live: [WebSocket] = []
-            var behind: [WebSocket] = []
-            for (id, var sub) in s.subscribers {
+            var replaying: [Int] = []
+            for (id, sub) in s.subscribers {
                 let chats = s.chats[sub.userID] ?? []
                 guard RealtimeHub.may(sub.userID, see: event.audience, isAdmin: admins.contains(sub.userID), chats: chats) else { continue }
-                if var pending = sub.pending {
-                    guard pending.count < limits.pendingEvents, sub.pendingBytes + message.byteCount <= limits.pendingBytes else {
-                        s.subscribers.removeValue(forKey: id)
-                        behind.append(sub.socket)
-                        continue
-                    }
-                    pending.append((recorded.id, message))
-                    sub.pending = pending
-                    sub.pendingBytes += message.byteCount
-                    s.subscribers[id] = sub
-                } else if sub.socket.isClosed {
-                    s.subscribers.removeValue(forKey: id)
-                } else {
-                    live.append(sub.socket)
-                }
+                // A closed socket answers `.closed` below; its handler unsubscribes it.
+                if sub.pending == nil { live.append(sub.socket) } else { replaying.append(id) }
+            }
+            // Held back in place, after the loop: no copy of a queue per event.
+            var behind: [WebSocket] = []
+            for id in replaying where s.subscribers[id]?.hold(recorded.id, message, within: limits) == false {
+                if let gone = s.subscribers.removeValue(forKey: id) { behind.append(gone.socket) }
             }
             return (live, behind)
         }
@@ -258,7 +259,7 @@ final class RealtimeHub: Sendable {
             switch socket.send(message, orCloseWith: RealtimeHub.resync, code: 1013, reason: RealtimeHub.tooSlow) {
             case .sent: delivered += 1
             case .tooSlow: metrics.slowClosed.increment()
-            case .closed: break // its handler unsubscribes it
+            case .closed: break
             }
         }
         if delivered > 0 { metrics.delivered.increment(by: Double(delivered)) }
