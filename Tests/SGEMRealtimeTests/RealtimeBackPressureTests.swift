@@ -53,10 +53,10 @@ extension RealtimeStreamTests {
             // socket's overflow has been dealt with.
             #expect(try await watcher.numbers(until: "test.mark") == Array(10_000..<11_100))
 
-            let texts = try await stalled.textsUntilClose()
-            #expect(texts.last == #"{"type":"resync"}"#)
-            #expect(stalled.closeCode == 1013)
-            let replayed = try texts.dropLast().map { Int(try JSONValue.parse(Array($0.utf8))["data"]?["n"]?.numberValue ?? -1) }
+            let (frames, code) = try await stalled.framesUntilClose()
+            #expect(frames.last?["type"]?.stringValue == "resync")
+            #expect(code == 1013)
+            let replayed = frames.dropLast().map { Int($0["data"]?["n"]?.numberValue ?? -1) }
             // What it got before the resync is a gapless start of the backlog, and nothing live.
             #expect(replayed == Array(0..<replayed.count))
             #expect(replayed.count < 4000)

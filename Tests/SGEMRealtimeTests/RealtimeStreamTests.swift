@@ -357,9 +357,9 @@ struct RealtimeStreamTests {
             try await s.append("test.mark", to: .everyone)
             #expect(try await reader.numbers(until: "test.mark") == [])
             // Told why, after what it had been sent: it resyncs instead of living with a gap.
-            let texts = try await slow.textsUntilClose()
-            #expect(texts.last == #"{"type":"resync"}"#)
-            #expect(slow.closeCode == 1013)
+            let (frames, code) = try await slow.framesUntilClose()
+            #expect(frames.last?["type"]?.stringValue == "resync")
+            #expect(code == 1013)
         }
     }
 

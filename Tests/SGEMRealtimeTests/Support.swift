@@ -158,12 +158,20 @@ extension WebSocketClient {
         return frame
     }
 
-    /// Every text frame until the server's close frame (or EOF); `closeCode` then says which.
-    func textsUntilClose() async throws -> [String] {
-        try await webSocketClientThreads.run {
-            var texts: [String] = []
-            while let text = try self.readText() { texts.append(text) }
-            return texts
+    /// The frames until the server closes the stream, and its close code.
+    func framesUntilClose() async throws -> (frames: [JSONValue], code: UInt16?) {
+        var frames: [JSONValue] = []
+        while let frame = try await next() { frames.append(frame) }
+        return (frames, closeCode)
+    }
+
+    /// The `n` of events until (and including) the first `marker` event: what arrived before it.
+    func numbers(until marker: String) async throws -> [Int] {
+        var seen: [Int] = []
+        while true {
+            let e = try await event()
+            if e["type"]?.stringValue == marker { return seen }
+            seen.append(Int(e["data"]?["n"]?.numberValue ?? -1))
         }
     }
 
@@ -186,16 +194,6 @@ extension WebSocketClient {
                 }
             }
             return numbers
-        }
-    }
-
-    /// The `n` of events until (and including) the first `marker` event: what arrived before it.
-    func numbers(until marker: String) async throws -> [Int] {
-        var seen: [Int] = []
-        while true {
-            let e = try await event()
-            if e["type"]?.stringValue == marker { return seen }
-            seen.append(Int(e["data"]?["n"]?.numberValue ?? -1))
         }
     }
 }
