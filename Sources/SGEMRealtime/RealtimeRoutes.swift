@@ -78,10 +78,10 @@ struct RealtimeRoutes: Sendable {
         summary: "The realtime event stream (WebSocket)",
         description: """
             Upgrades to a WebSocket. Text frames `{"id", "type", "data"}` carry the events the user may see, in id order. \
-            With `since` the events after that id come first, once, then the live stream; `{"type":"resync"}` when `since` \
+            With `since` the events after that id come first, once, at the reader's pace, then the live stream; a client that \
+            falls behind the live stream by more than its bounds gets `{"type":"resync"}` before the close (1013). `{"type":"resync"}` when `since` \
             is older than the retention window. `{"type":"ping"}` is answered with `{"type":"pong"}`. A cookie-authenticated \
-            upgrade needs this server's Origin. The replay goes at the reader's pace. A socket that cannot keep up with the live \
-            stream gets `{"type":"resync"}` and is closed (1013); a deactivated account's \
+            upgrade needs this server's Origin. A socket that cannot keep up is closed (1008 or 1013); a deactivated account's \
             or ended session's sockets are closed with 1008; shutdown closes with 1001.
             """,
         tags: ["realtime"],
