@@ -162,6 +162,9 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     struct Queue: Sendable {
         var items: [Work] = []
         var exited = false
+        /// The eventfd was signalled since the loop last took the items: a burst of hops from
+        /// other threads (a fan-out to hundreds of sockets) costs one wake-up syscall, not one each.
+        var signalled = false
     }
 
     static let listenerToken = UInt64.max
@@ -236,7 +239,10 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         let accepted = work.withLock { queue -> Bool in
             if queue.exited { return false }
             queue.items.append(.job(unowned))
-            if !onLoop { _ = sgem_eventfd_signal(wakeFD) }
+            if !onLoop && !queue.signalled {
+                queue.signalled = true
+                _ = sgem_eventfd_signal(wakeFD)
+            }
             return true
         }
         // The loop has stopped: run the job here rather than lose it.
@@ -249,7 +255,10 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         let accepted = work.withLock { queue -> Bool in
             if queue.exited { return false }
             queue.items.append(.call(body))
-            if !onLoop { _ = sgem_eventfd_signal(wakeFD) }
+            if !onLoop && !queue.signalled {
+                queue.signalled = true
+                _ = sgem_eventfd_signal(wakeFD)
+            }
             return true
         }
         if !accepted { body() }
@@ -258,7 +267,11 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     private func runPending() {
         for _ in 0..<8 {
             var batch = spare
-            work.withLock { swap(&batch, &$0.items) }
+            work.withLock { queue in
+                swap(&batch, &queue.items)
+                // Items queued from now on need a new signal; these are being run.
+                queue.signalled = false
+            }
             if batch.isEmpty {
                 spare = batch
                 return

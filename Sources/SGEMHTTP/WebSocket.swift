@@ -30,6 +30,39 @@ public final class WebSocket: Sendable {
     @discardableResult
     public func send(_ prepared: PreparedMessage) -> Bool { core.sendData(prepared.frame) }
 
+    /// What became of a send that may close a slow peer.
+    public enum SendOutcome: Sendable, Equatable {
+        case sent
+        /// The socket was closed already: nothing was sent.
+        case closed
+        /// The peer could not take it (the outbound buffer is full): it got the farewell and is being closed.
+        case tooSlow
+    }
+
+    /// Sends `prepared`, or, when the peer is too slow to take it (the outbound buffer is full),
+    /// sends `farewell` past the bound instead and closes with `code` once the peer took it: the
+    /// peer learns that it missed something rather than being dropped in silence.
+    @discardableResult
+    public func send(_ prepared: PreparedMessage, orCloseWith farewell: PreparedMessage, code: UInt16, reason: String) -> SendOutcome {
+        core.sendData(prepared.frame, orFinishWith: farewell.frame, code: code, reason: reason)
+    }
+
+    /// Sends `farewell` past the outbound bound (it must be short), then closes with `code` once
+    /// the peer took what was queued before it, without waiting for the peer's close frame.
+    public func close(after farewell: PreparedMessage, code: UInt16, reason: String) {
+        core.finish(with: farewell.frame, code: code, reason: reason)
+    }
+
+    /// Bytes queued for the peer that it has not taken yet.
+    public var bufferedBytes: Int { core.transport.bufferedBytes }
+
+    /// Back-pressure for a writer of a large backlog: returns at once while at most half the
+    /// outbound bound is queued, otherwise once the queue fell to `lowWater` (default: a quarter
+    /// of the bound) as the peer reads, or the socket closed. False when closed.
+    public func waitUntilWritable(lowWater: Int? = nil) async -> Bool {
+        await core.waitUntilWritable(lowWater: lowWater)
+    }
+
     /// Sends a text message; see `send(_:)`.
     @discardableResult
     public func send(text: String) -> Bool { send(.text(text)) }
@@ -101,6 +134,36 @@ final class WebSocketCore: Sendable {
         }
         waiter?.resume(returning: nil)
         return sent
+    }
+
+    /// Writes a data frame while open; when the transport refuses it, finishes with `farewell`.
+    func sendData(_ frame: [UInt8], orFinishWith farewell: [UInt8], code: UInt16, reason: String) -> WebSocket.SendOutcome {
+        let (outcome, waiter): (WebSocket.SendOutcome, CheckedContinuation<WebSocketMessage?, Never>?) = state.withLock { s in
+            guard s.phase == .open else { return (.closed, nil) }
+            if transport.write(frame) { return (.sent, nil) }
+            return (.tooSlow, finish(&s, farewell: farewell, code: code, reason: reason))
+        }
+        waiter?.resume(returning: nil)
+        return outcome
+    }
+
+    /// Sends `farewell` and a close frame past the cap, then closes after flushing them.
+    func finish(with farewell: [UInt8], code: UInt16, reason: String) {
+        let waiter: CheckedContinuation<WebSocketMessage?, Never>? = state.withLock { s in
+            guard s.phase == .open else { return nil }
+            return finish(&s, farewell: farewell, code: code, reason: reason)
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func waitUntilWritable(lowWater: Int?) async -> Bool {
+        let limit = transport.bufferLimit
+        guard !isClosed else { return false }
+        if transport.bufferedBytes <= limit / 2 { return true }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            transport.whenBuffered(atMost: lowWater ?? limit / 4) { continuation.resume() }
+        }
+        return !isClosed
     }
 
     /// Writes a control frame (ping/pong) while open.
@@ -235,6 +298,14 @@ final class WebSocketCore: Sendable {
     }
 
     // MARK: - Helpers called with the lock held
+
+    /// Queues `farewell` and the close frame whatever the cap (a slow but reading peer gets
+    /// them; the connection's stall timeout cuts off one that reads nothing), then closes after flushing.
+    private func finish(_ s: inout State, farewell: [UInt8], code: UInt16, reason: String) -> CheckedContinuation<WebSocketMessage?, Never>? {
+        let sent = transport.writePastCap(farewell) && transport.writePastCap(WebSocketFrame.encodeClose(code: code, reason: reason))
+        s.closeCode = code
+        return drop(&s, code: code, flush: sent)
+    }
 
     /// Closes the TCP connection without waiting for the peer's close frame (after flushing
     /// what is queued, or at once); returns the waiter to resume outside the lock.

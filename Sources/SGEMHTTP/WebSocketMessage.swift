@@ -29,8 +29,23 @@ public protocol WebSocketTransport: AnyObject, Sendable {
     /// reading (buffer full) or answering (ping or close-handshake timeout), where a flush
     /// could wait forever. Defaults to `closeAfterFlush()`.
     func closeNow()
+    /// Queues `bytes` even past the cap: a short last frame (a notice, then the close) for a
+    /// peer that could not keep up, so it learns why it was closed. False once closed.
+    func writePastCap(_ bytes: [UInt8]) -> Bool
+    /// Bytes queued and not yet taken by the peer.
+    var bufferedBytes: Int { get }
+    /// The cap `write` enforces on `bufferedBytes`.
+    var bufferLimit: Int { get }
+    /// Calls `resume` once, when at most `lowWater` bytes are queued or the connection closed
+    /// (at once if that is so already). It may run on any thread and must not block.
+    func whenBuffered(atMost lowWater: Int, _ resume: @escaping @Sendable () -> Void)
 }
 
 extension WebSocketTransport {
     public func closeNow() { closeAfterFlush() }
+    public func writePastCap(_ bytes: [UInt8]) -> Bool { write(bytes) }
+    // A transport that keeps no queue of its own (a test's) is always writable.
+    public var bufferedBytes: Int { 0 }
+    public var bufferLimit: Int { .max }
+    public func whenBuffered(atMost lowWater: Int, _ resume: @escaping @Sendable () -> Void) { resume() }
 }

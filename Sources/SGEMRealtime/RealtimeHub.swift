@@ -12,7 +12,9 @@ import Synchronization
 /// written, are acted on in the same order, so nothing recorded after a deactivation reaches the
 /// account's sockets. A socket
 /// being replayed (`?since=`) collects live events in a bounded queue until its replay is done,
-/// so the switch-over has neither a gap nor a duplicate. Who may see an event is decided here,
+/// so the switch-over has neither a gap nor a duplicate. A socket that outruns a bound (that
+/// queue, or its outbound buffer while live) gets `{"type":"resync"}` and is closed, never a
+/// silent gap. Frames are written outside the hub's lock. Who may see an event is decided here,
 /// at delivery, with membership as it is now (`ChatAccess`) and the admin list as it is now.
 final class RealtimeHub: Sendable {
     /// Bounds of one socket's queue of live events held back while its replay runs.
@@ -39,6 +41,15 @@ final class RealtimeHub: Sendable {
         /// nil once live; otherwise the events that arrived during the replay, in order.
         var pending: [(id: Int64, message: PreparedMessage)]?
         var pendingBytes = 0
+
+        /// Holds `message` back while the replay runs; false when that would pass the bounds.
+        mutating func hold(_ id: Int64, _ message: PreparedMessage, within limits: Limits) -> Bool {
+            guard let count = pending?.count, count < limits.pendingEvents,
+                  pendingBytes + message.byteCount <= limits.pendingBytes else { return false }
+            pending?.append((id, message))
+            pendingBytes += message.byteCount
+            return true
+        }
     }
 
     struct State: Sendable {
@@ -88,19 +99,25 @@ final class RealtimeHub: Sendable {
     }
 
     /// Ends the replay of `id`: sends what was held back after `replayedThrough` (the ids up to
-    /// it went out in the replay), then lets live events through. False when the queue had
-    /// overflowed or the socket closed meanwhile.
-    func goLive(_ id: Int, replayedThrough: Int64) -> Bool {
-        state.withLock { s in
-            guard var sub = s.subscribers[id], let pending = sub.pending else { return false }
-            for (eventID, message) in pending where eventID > replayedThrough {
-                guard sub.socket.send(message) else { return false }
+    /// it went out in the replay) at the socket's pace, then lets live events through. Events
+    /// arriving meanwhile join the queue, which goes live only once empty: no gap, no duplicate,
+    /// and no socket write under the hub's lock. False when the queue had overflowed or the
+    /// socket closed meanwhile.
+    func goLive(_ id: Int, replayedThrough: Int64, socket: WebSocket) async -> Bool {
+        while true {
+            let held: [(id: Int64, message: PreparedMessage)]? = state.withLock { s in
+                guard var sub = s.subscribers[id], let pending = sub.pending else { return nil }
+                sub.pending = pending.isEmpty ? nil : []
+                sub.pendingBytes = 0
+                s.subscribers[id] = sub
+                return pending
+            }
+            guard let held else { return false }
+            if held.isEmpty { return true }
+            for (eventID, message) in held where eventID > replayedThrough {
+                guard await socket.waitUntilWritable(), socket.send(message) else { return false }
                 metrics.delivered.increment()
             }
-            sub.pending = nil
-            sub.pendingBytes = 0
-            s.subscribers[id] = sub
-            return true
         }
     }
 
@@ -228,46 +245,52 @@ final class RealtimeHub: Sendable {
     }
 
     /// Hands one event to every socket whose user may see it now, then moves the cursor past it.
+    /// The frame is encoded once; who gets it is decided under the hub's lock, which takes no
+    /// other lock and makes no call, and the sockets are written after it is released (this one
+    /// task is the only writer of live frames, so each socket still gets them in order).
     func deliver(_ recorded: RecordedEvent, admins: Set<Int64>) async throws {
         let event = recorded.event
         invalidateChats(for: recorded)
         if event.audience.needsChats { try await loadChats() }
         let message = PreparedMessage(text: RealtimeHub.frame(recorded))
-        let slow: [WebSocket] = state.withLock { s in
+        let (live, behind) = state.withLock { s -> (live: [WebSocket], behind: [WebSocket]) in
             defer { s.cursor = recorded.id }
-            var slow: [WebSocket] = []
-            for (id, var sub) in s.subscribers {
+            var live: [WebSocket] = []
+            var replaying: [Int] = []
+            for (id, sub) in s.subscribers {
                 let chats = s.chats[sub.userID] ?? []
                 guard RealtimeHub.may(sub.userID, see: event.audience, isAdmin: admins.contains(sub.userID), chats: chats) else { continue }
-                if var pending = sub.pending {
-                    guard pending.count < limits.pendingEvents, sub.pendingBytes + message.byteCount <= limits.pendingBytes else {
-                        s.subscribers.removeValue(forKey: id)
-                        slow.append(sub.socket)
-                        continue
-                    }
-                    pending.append((recorded.id, message))
-                    sub.pending = pending
-                    sub.pendingBytes += message.byteCount
-                    s.subscribers[id] = sub
-                } else if sub.socket.isClosed {
-                    s.subscribers.removeValue(forKey: id)
-                } else if sub.socket.send(message) {
-                    metrics.delivered.increment()
-                } else {
-                    // The transport refused the frame: its bounded buffer is full, and it has
-                    // dropped the peer (1008).
-                    s.subscribers.removeValue(forKey: id)
-                    metrics.slowClosed.increment()
-                }
+                // A closed socket answers `.closed` below; its handler unsubscribes it.
+                if sub.pending == nil { live.append(sub.socket) } else { replaying.append(id) }
             }
-            return slow
+            // Held back in place, after the loop: no copy of a queue per event.
+            var behind: [WebSocket] = []
+            for id in replaying where s.subscribers[id]?.hold(recorded.id, message, within: limits) == false {
+                if let gone = s.subscribers.removeValue(forKey: id) { behind.append(gone.socket) }
+            }
+            return (live, behind)
         }
+        var delivered = 0
+        for socket in live {
+            switch socket.send(message, orCloseWith: RealtimeHub.resync, code: 1013, reason: RealtimeHub.tooSlow) {
+            case .sent: delivered += 1
+            case .tooSlow: metrics.slowClosed.increment()
+            case .closed: break
+            }
+        }
+        if delivered > 0 { metrics.delivered.increment(by: Double(delivered)) }
         metrics.lag.observe(Double(max(0, Timestamp.now().milliseconds - recorded.at.milliseconds)) / 1000)
-        for socket in slow {
+        for socket in behind {
+            // Its replay was outrun by the live stream: it cannot be resumed from here.
             metrics.slowClosed.increment()
-            socket.close(code: 1013, reason: "too far behind; reconnect with since")
+            socket.close(after: RealtimeHub.resync, code: 1013, reason: RealtimeHub.tooSlow)
         }
     }
+
+    /// Sent before closing a socket that fell too far behind to be caught up: the client reloads
+    /// what it shows (as after a `since` beyond the retention window) and connects again.
+    static let resync = PreparedMessage(text: #"{"type":"resync"}"#)
+    static let tooSlow = "too far behind; resync"
 
     /// Membership changes make the affected users' chat sets stale; they are reloaded from
     /// `ChatAccess` before the event itself is judged, so a new member gets `member.added`.

@@ -34,7 +34,7 @@ struct RealtimeRoutes: Sendable {
         if let since {
             do {
                 guard try await replay(since: since, upTo: cursor, for: user, socket: socket),
-                      hub.goLive(id, replayedThrough: max(cursor, since)) else { return }
+                      await hub.goLive(id, replayedThrough: max(cursor, since), socket: socket) else { return }
             } catch {
                 context.logger.error("realtime replay failed", ["error": String(describing: error)])
                 socket.close(code: 1011, reason: "replay failed; reconnect")
@@ -76,12 +76,14 @@ struct RealtimeRoutes: Sendable {
 
     /// Sends the events after `since` up to `cursor` that `user` may see now, or one resync
     /// when `since` is behind the retention horizon (or ahead of every id handed out). False
-    /// when the socket closed on the way.
+    /// when the socket closed on the way. Goes at the reader's pace: a frame waits while the
+    /// socket's queue is over its high-water mark, and the next page is read only once the last
+    /// one is handed out, so a slow reader gets the whole backlog and the buffer stays bounded.
     func replay(since: Int64, upTo cursor: Int64, for user: AuthenticatedUser, socket: WebSocket) async throws -> Bool {
         let horizon = try await journal.horizon()
         let newest = try await journal.lastEventID()
         if since < horizon || since > max(cursor, newest) {
-            return socket.send(text: RealtimeRoutes.resync)
+            return socket.send(RealtimeHub.resync)
         }
         guard since < cursor else { return true }
         let chats = try await hub.chatAccess?.chatIDs(of: user.id) ?? []
@@ -93,7 +95,7 @@ struct RealtimeRoutes: Sendable {
             guard let last = batch.last else { break }
             for recorded in batch where recorded.id <= cursor {
                 guard RealtimeHub.may(user.id, see: recorded.event.audience, isAdmin: isAdmin, chats: chats) else { continue }
-                guard socket.send(text: RealtimeHub.frame(recorded)) else { return false }
+                guard await socket.waitUntilWritable(), socket.send(text: RealtimeHub.frame(recorded)) else { return false }
                 hub.metrics.delivered.increment()
             }
             after = last.id
@@ -101,14 +103,14 @@ struct RealtimeRoutes: Sendable {
         return true
     }
 
-    static let resync = #"{"type":"resync"}"#
     static let pong = #"{"type":"pong"}"#
 
     static let doc = RouteDoc(
         summary: "The realtime event stream (WebSocket)",
         description: """
             Upgrades to a WebSocket. Text frames `{"id", "type", "data"}` carry the events the user may see, in id order. \
-            With `since` the events after that id come first, once, then the live stream; `{"type":"resync"}` when `since` \
+            With `since` the events after that id come first, once, at the reader's pace, then the live stream; a client that \
+            falls behind the live stream by more than its bounds gets `{"type":"resync"}` before the close (1013). `{"type":"resync"}` when `since` \
             is older than the retention window. `{"type":"ping"}` is answered with `{"type":"pong"}`. A cookie-authenticated \
             upgrade needs this server's Origin. A socket that cannot keep up is closed (1008 or 1013); a deactivated account's \
             or ended session's sockets are closed with 1008 wherever the change was made, before any later event; an \

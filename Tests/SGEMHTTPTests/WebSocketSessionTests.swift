@@ -31,6 +31,15 @@ final class WSFakeTransport: WebSocketTransport {
         }
     }
 
+    /// A last frame goes in whatever the capacity, as the real transport's does.
+    func writePastCap(_ bytes: [UInt8]) -> Bool {
+        state.withLock { s in
+            guard !s.closed else { return false }
+            s.bytes += bytes
+            return true
+        }
+    }
+
     func closeAfterFlush() { state.withLock { $0.closed = true } }
 
     func closeNow() {
@@ -351,6 +360,27 @@ extension WebSocket {
         #expect(transport.written.count <= 10_000)
         #expect(!session.socket.send(text: "x"))
         #expect(transport.state.withLock { $0.refusedWrites } == 1)
+        #expect(await session.socket.collect() == [])
+    }
+
+    @Test func aSlowPeerGetsTheFarewellPastTheBoundThenTheClose() async {
+        let transport = WSFakeTransport(capacity: 10_000)
+        let session = WebSocketSession(transport: transport, maxMessageBytes: 1024, pingInterval: nil)
+        let chunk = PreparedMessage(text: String(repeating: "a", count: 3_000))
+        let farewell = PreparedMessage(text: "resync")
+        var outcomes: [WebSocket.SendOutcome] = []
+        repeat {
+            outcomes.append(session.socket.send(chunk, orCloseWith: farewell, code: 1013, reason: "too slow"))
+        } while outcomes.last == .sent && outcomes.count < 10
+        #expect(outcomes == [.sent, .sent, .sent, .tooSlow])
+        #expect(transport.isClosed)
+        #expect(!transport.wasClosedNow, "the farewell is flushed, not discarded")
+        let frames = transport.frames
+        #expect(frames.map(\.opcode) == [WSFrame.text, WSFrame.text, WSFrame.text, WSFrame.text, WSFrame.close])
+        #expect(frames.dropLast().last?.payload == Array("resync".utf8))
+        #expect(frames.last?.closeCode == 1013)
+        #expect(session.socket.closeCode == 1013)
+        #expect(session.socket.send(chunk, orCloseWith: farewell, code: 1013, reason: "too slow") == .closed)
         #expect(await session.socket.collect() == [])
     }
 

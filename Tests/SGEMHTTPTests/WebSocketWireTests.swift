@@ -188,6 +188,22 @@ struct WSTestServer {
             }
             report.yield("flood stopped closed=\(ws.isClosed) sent=\(sent)")
         }
+        root.webSocket("/paced") { _, _, ws in
+            // 10 MiB in 16 KiB frames numbered in their first two bytes, at the reader's pace:
+            // more than the bound and the kernel's buffers (4 MiB at most) together.
+            var sent = 0
+            var waited = false
+            while sent < 640 {
+                if !waited && ws.bufferedBytes > 128 * 1024 {
+                    waited = true
+                    report.yield("paced waiting")
+                }
+                guard await ws.waitUntilWritable(),
+                      ws.send(.binary([UInt8(sent >> 8), UInt8(sent & 0xFF)] + Array(repeating: 0x5A, count: 16 * 1024 - 2))) else { break }
+                sent += 1
+            }
+            report.yield("paced stopped closed=\(ws.isClosed) sent=\(sent)")
+        }
         root.group("/private", middleware: [WSRequireHeader()]).webSocket("/ws") { _, _, ws in
             ws.send(text: "inside")
         }
@@ -368,6 +384,35 @@ struct WSRequireHeader: Middleware {
         #expect(sent < 16_384)
         #expect(await harness.eventually(60) { harness.server.openConnections == 0 })
         #expect(client.readsUntilClosed())
+    }
+
+    @Test func aWriterThatWaitsUntilWritableGetsASlowReaderEverythingInOrder() async throws {
+        let harness = try WSTestServer.start { $0.webSocketMaxBufferedBytes = 256 * 1024 }
+        defer { Task { await harness.server.shutdown() } }
+        let client = try WSWireClient(port: harness.port, timeoutMilliseconds: 10_000, receiveBuffer: 8 * 1024)
+        #expect(try client.upgrade(path: "/paced").status == 101)
+        // 40 times the bound, read with a pause every 256 KiB.
+        var numbers: [Int] = []
+        while numbers.count < 640, let frame = try client.readFrame(), frame.opcode == WSFrame.binary {
+            numbers.append(Int(frame.payload[0]) << 8 | Int(frame.payload[1]))
+            if numbers.count % 16 == 0 { usleep(5_000) }
+        }
+        #expect(numbers == Array(0..<640))
+        #expect(await harness.nextEvent() == "paced waiting", "the queue reached its high-water mark: the writer had to wait")
+        #expect(await harness.nextEvent() == "paced stopped closed=false sent=640")
+    }
+
+    @Test func aWriterWaitingUntilWritableIsReleasedWhenThePeerGoesAway() async throws {
+        let harness = try WSTestServer.start { $0.webSocketMaxBufferedBytes = 256 * 1024 }
+        defer { Task { await harness.server.shutdown() } }
+        let client = try WSWireClient(port: harness.port, timeoutMilliseconds: 10_000, receiveBuffer: 8 * 1024)
+        #expect(try client.upgrade(path: "/paced").status == 101)
+        // Never read, so the writer waits on the full queue; then hang up.
+        #expect(await harness.nextEvent(within: 20) == "paced waiting")
+        client.close()
+        let event = await harness.nextEvent(within: 20)
+        #expect(event?.hasPrefix("paced stopped closed=true") == true)
+        #expect(event != "paced stopped closed=true sent=640")
     }
 
     struct BadUpgrade: CustomTestStringConvertible, Sendable {

@@ -381,7 +381,7 @@ struct RealtimeStreamTests {
         }
     }
 
-    @Test("a client that never reads is closed while a reading one gets everything")
+    @Test("a client that never reads is told to resync and closed (1013) while a reading one gets everything")
     func slowConsumerIsClosed() async throws {
         try await RealtimeServer.with(["ws-max-buffered-bytes": "262144"]) { s in
             let boss = try await s.login()
@@ -401,7 +401,10 @@ struct RealtimeStreamTests {
             }
             try await s.append("test.mark", to: .everyone)
             #expect(try await reader.numbers(until: "test.mark") == [])
-            _ = try? await slow.waitForClose()
+            // Told why, after what it had been sent: it resyncs instead of living with a gap.
+            let (frames, code) = try await slow.framesUntilClose()
+            #expect(frames.last?["type"]?.stringValue == "resync")
+            #expect(code == 1013)
         }
     }
 

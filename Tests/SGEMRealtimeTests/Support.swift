@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SGEMApp
 import SGEMCore
 import SGEMShell
@@ -118,13 +121,15 @@ final class RealtimeServer: Sendable {
         try await apiCreateUser(port: port, username, displayName: username, role: role, as: admin)
     }
 
-    /// A stream client of `who` authenticated with `?token=`, upgraded; `since` as given.
-    func stream(_ who: LoggedIn, since: Int64? = nil, receiveBuffer: Int32? = nil) async throws -> WebSocketClient {
+    /// A stream client of `who` authenticated with `?token=`, upgraded; `since` as given. Unless
+    /// `waitingUntilReady` is false, it returns once the replay is over (see `ready`).
+    func stream(_ who: LoggedIn, since: Int64? = nil, receiveBuffer: Int32? = nil,
+                waitingUntilReady: Bool = true) async throws -> WebSocketClient {
         let client = try WebSocketClient(port: port, receiveBuffer: receiveBuffer)
         let query = "?token=\(who.token)" + (since.map { "&since=\($0)" } ?? "")
         let (status, body) = try await webSocketClientThreads.run { try client.upgrade("/api/v1/realtime" + query) }
         guard status == 101 else { throw TestFailure("upgrade answered \(status): \(body)") }
-        try await client.ready()
+        if waitingUntilReady { try await client.ready() }
         return client
     }
 
@@ -182,6 +187,28 @@ extension WebSocketClient {
             let e = try await event()
             if e["type"]?.stringValue == marker { return seen }
             seen.append(Int(e["data"]?["n"]?.numberValue ?? -1))
+        }
+    }
+
+    /// The `n` of the next `count` events, read like a slow link would: a pause after every
+    /// 64 KB, about 4 MB/s at most (with a small receive buffer the server's queue is what waits).
+    func slowlyRead(_ count: Int) async throws -> [Int] {
+        try await webSocketClientThreads.run {
+            var numbers: [Int] = []
+            var bytes = 0
+            while numbers.count < count {
+                guard let text = try self.readText() else {
+                    throw TestFailure("the stream ended after \(numbers.count) of \(count) (close code \(self.closeCode.map(String.init) ?? "none"))")
+                }
+                let event = try JSONValue.parse(Array(text.utf8))
+                numbers.append(Int(event["data"]?["n"]?.numberValue ?? -1))
+                bytes += text.utf8.count
+                if bytes >= 64 * 1024 {
+                    bytes = 0
+                    usleep(16_000)
+                }
+            }
+            return numbers
         }
     }
 }
