@@ -40,7 +40,7 @@ struct RealtimeRoutes: Sendable {
                 socket.close(code: 1011, reason: "replay failed; reconnect")
                 return
             }
-        } else if !hub.goLive(id, replayedThrough: cursor) {
+        } else if await !hub.goLive(id, replayedThrough: cursor, socket: socket) {
             return
         }
         for await message in socket.messages {
