@@ -225,7 +225,9 @@ struct HTTPClientTests {
         let error = await Self.failure { _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/")) }
         let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
         #expect(error?.code == code, "\(String(describing: error))")
-        #expect(elapsed >= 0.25 && elapsed < 5, "took \(elapsed) s")
+        // Not before the timeout; the code says which timeout fired (an upper bound on seconds
+        // would measure the machine's load, not the client).
+        #expect(elapsed >= 0.25, "took \(elapsed) s")
     }
 
     @Test func aCallStillConnectingCanBeCancelled() async throws {
