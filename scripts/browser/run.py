@@ -1579,7 +1579,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     admin.find_element(By.ID, "home-pending-link").click()
     screen(admin, "admin-holidays")
     # The most urgent decision leads the list: Eve's starts first.
-    wait_for(admin, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ah-list [data-status='pending']")) == 2)
+    wait_for(admin, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ah-list li[data-status='pending']")) == 2)
     order = [li.get_attribute("data-request-id") for li in admin.find_elements(By.CSS_SELECTOR, "#ah-list [data-request-id]")]
     assert order[:2] == [str(request["id"]), str(bobs_pending["id"])], order
     click_when_there(admin, f"#ah-list [data-request-id='{request['id']}'] a")
@@ -1828,7 +1828,7 @@ def over_the_absence_limit_the_admin_is_warned_and_an_approval_reaches_the_emplo
     eves = ask_for_days(eve_api, today, end)
     # Cleo asks for the same days too: her request waits, so it is listed with its status and not counted.
     create_employee(server, "cleo", "Cleo Clerk")
-    cleos = ask_for_days(Api(server, "cleo", EMPLOYEE_PASSWORD), today, today)
+    cleos = ask_for_days(Api(server, "cleo", EMPLOYEE_PASSWORD), today, end)
     # Eve's Home lists her request, waiting.
     eve = ctx["browser"]()
     login(eve, server, "eve", EMPLOYEE_PASSWORD)
@@ -1847,6 +1847,8 @@ def over_the_absence_limit_the_admin_is_warned_and_an_approval_reaches_the_emplo
     assert admin.find_element(By.ID, "ah-over-limit").text == (
         "Careful: approving this request would put more people away at the same time than the company allows (1 person at most). "
         "Only approved leave is counted; requests still waiting are listed below with their status.")
+    problems = axe_problems(admin, "a request's detail with the warning and a pending overlap")
+    assert not problems, "\n".join(problems)
     shot(admin, ctx, "holiday-request-over-limit")
     # Approved anyway: Eve's Home follows at once.
     decide_in_detail(admin, "approve", done_words="is approved.")
