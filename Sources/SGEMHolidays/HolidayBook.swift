@@ -131,7 +131,7 @@ struct HolidayBook: Sendable {
                     let summary = try HolidayBook.summary(userID: userID, year: year, settings: settings, today: today, in: db)
                     if days > summary.remainingDays {
                         throw APIError(status: 409, code: "allowance_exceeded",
-                                       message: "this request needs \(HolidayBook.format(days)) days of \(year) but \(HolidayBook.format(summary.remainingDays)) remain",
+                                       message: "not enough days left in \(year): this request needs \(HolidayBook.format(days)) days of \(year) and \(HolidayBook.format(summary.remainingDays)) remain",
                                        details: ["year": .number(Double(year)), "requestedDays": .number(days),
                                                  "remainingDays": .number(summary.remainingDays)])
                     }
@@ -281,6 +281,32 @@ struct HolidayBook: Sendable {
         return requests.map { ($0, names[$0.userID]?.displayName ?? "") }
     }
 
+    /// The export of `year` as CSV for a spreadsheet: a UTF-8 byte order mark (so Excel reads
+    /// "Lucía" as UTF-8), then every request with a day in the year by start date, people and
+    /// leave types named beside their ids.
+    func csv(year: Int) async throws -> String {
+        let settings = try await self.settings()
+        let (first, last) = (Day.firstOf(year), Day.lastOf(year))
+        let (requests, calendar) = try await store.read { db in
+            (try HolidaysRepository.adminRequests(status: nil, year: year, userID: nil, typeKey: nil, limit: HolidayBook.maxRows, in: db),
+             try HolidayBook.workingCalendar(from: first, to: last, settings: settings, in: db))
+        }
+        let users = try await displayNames(Set(requests.map(\.userID) + requests.compactMap(\.decidedBy)))
+        var rows = [["id", "userId", "displayName", "username", "type", "typeName", "start", "end", "halfStart", "halfEnd", "days",
+                     "daysInYear", "status", "note", "createdAt", "decidedBy", "decidedByName", "decidedAt", "decisionNote"]]
+        for r in requests.sorted(by: { ($0.start, $0.id) < ($1.start, $1.id) }) {
+            let from = max(r.start, first), to = min(r.end, last)
+            let inYear = calendar.total(from: from, to: to, halfStart: r.halfStart && from == r.start, halfEnd: r.halfEnd && to == r.end)
+            let decider = r.decidedBy.flatMap { users[$0] }
+            rows.append([String(r.id), String(r.userID), users[r.userID]?.displayName ?? "", users[r.userID]?.username ?? "",
+                         r.type.key, r.type.name, r.start.iso, r.end.iso, String(r.halfStart), String(r.halfEnd),
+                         HolidayBook.format(r.days), HolidayBook.format(inYear), r.status.rawValue, r.note ?? "", r.createdAt.rfc3339(),
+                         r.decidedBy.map(String.init) ?? "", decider.map { $0.displayName.isEmpty ? $0.username : $0.displayName } ?? "",
+                         r.decidedAt?.rfc3339() ?? "", r.decisionNote ?? ""])
+        }
+        return "\u{FEFF}" + CSVTable.text(rows)
+    }
+
     /// The users of `ids`, in one directory lookup.
     func displayNames(_ ids: Set<Int64>) async throws -> [Int64: DirectoryUser] {
         guard let directory, !ids.isEmpty else { return [:] }
@@ -293,35 +319,57 @@ struct HolidayBook: Sendable {
         let user: DirectoryUser?
         let summary: HolidaySummary
         let otherRequests: [HolidayRequest]
-        let alsoAway: [(userID: Int64, displayName: String, start: Day, end: Day)]
+        let alsoAway: [Overlap]
         let overLimit: Bool
+        let limit: Int?
+    }
+
+    /// Someone else away, or asking to be, on a day of the request being decided.
+    struct Overlap: Sendable {
+        let request: HolidayRequest
+        let displayName: String
+
+        /// `{requestId, userId, displayName, start, end, status}`.
+        var json: JSONValue {
+            ["requestId": .number(Double(request.id)), "userId": .number(Double(request.userID)), "displayName": .string(displayName),
+             "start": .string(request.start.iso), "end": .string(request.end.iso), "status": .string(request.status.rawValue)]
+        }
     }
 
     func detail(_ id: Int64) async throws -> Detail {
         let settings = try await self.settings()
         let today = today(settings)
-        let found = try await store.read { db -> (HolidayRequest, HolidaySummary, [HolidayRequest], [HolidayRequest])? in
+        let found = try await store.read { db -> (HolidayRequest, HolidaySummary, [HolidayRequest], [HolidayRequest], WorkingCalendar)? in
             guard let request = try HolidaysRepository.request(id: id, in: db) else { return nil }
             let year = request.start.year
             let summary = try HolidayBook.summary(userID: request.userID, year: year, settings: settings, today: today, in: db)
             let others = try HolidaysRepository.requests(userID: request.userID, year: year, in: db).filter { $0.id != id }
-            let away = try HolidaysRepository.requests(from: request.start, to: request.end, statuses: [.approved], limit: HolidayBook.maxRows, in: db)
+            let away = try HolidaysRepository.requests(from: request.start, to: request.end, statuses: [.approved, .pending],
+                                                       limit: HolidayBook.maxRows, in: db)
                 .filter { $0.userID != request.userID }
-            return (request, summary, others, away)
+            let calendar = try HolidayBook.workingCalendar(from: request.start, to: request.end, settings: settings, in: db)
+            return (request, summary, others, away, calendar)
         }
-        guard let (request, summary, others, away) = found else { throw APIError.notFound("no such request") }
+        guard let (request, summary, others, away, calendar) = found else { throw APIError.notFound("no such request") }
         let users = try await displayNames(Set(away.map(\.userID) + [request.userID]))
         let awayActive = away.filter { users[$0.userID]?.active ?? true }
-        var overLimit = false
-        if let limit = settings.maxSimultaneousAbsences {
-            // Distinct people away on each day of the request, this employee included.
-            for day in request.start...request.end {
-                let people = Set(awayActive.filter { $0.start <= day && day <= $0.end }.map(\.userID)).count + 1
-                if people > limit { overLimit = true; break }
-            }
-        }
+        let overLimit = settings.maxSimultaneousAbsences.map {
+            HolidayBook.passesLimit($0, request, approved: awayActive.filter { $0.status == .approved }, calendar: calendar)
+        } ?? false
         return Detail(request: request, user: users[request.userID], summary: summary, otherRequests: others,
-                      alsoAway: awayActive.map { ($0.userID, users[$0.userID]?.displayName ?? "", $0.start, $0.end) }, overLimit: overLimit)
+                      alsoAway: awayActive.map { Overlap(request: $0, displayName: users[$0.userID]?.displayName ?? "") },
+                      overLimit: overLimit, limit: settings.maxSimultaneousAbsences)
+    }
+
+    /// Whether approving `request` puts more than `limit` people away on one of its working days:
+    /// the distinct people of `approved` away that day, plus this employee. Pending requests are
+    /// not counted (they may yet be refused); the detail lists them with their status.
+    static func passesLimit(_ limit: Int, _ request: HolidayRequest, approved: [HolidayRequest], calendar: WorkingCalendar) -> Bool {
+        for day in request.start...request.end where calendar.isWorkingDay(day) {
+            let people = Set(approved.filter { $0.start <= day && day <= $0.end }.map(\.userID)).count + 1
+            if people > limit { return true }
+        }
+        return false
     }
 
     // MARK: Calendar

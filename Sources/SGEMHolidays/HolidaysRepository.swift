@@ -305,7 +305,8 @@ struct HolidaysRepository: Sendable {
             """, userID, to.iso, from.iso).compactMap(request)
     }
 
-    /// The admin list: filters, pending first, then the latest start.
+    /// The admin list: filters; pending first, the soonest start first (the most urgent decision
+    /// leads); then the rest, the latest start first.
     static func adminRequests(status: HolidayStatus?, year: Int?, userID: Int64?, typeKey: String?, limit: Int,
                               in db: Database) throws -> [HolidayRequest] {
         let first = year.map { Day.firstOf($0).iso }
@@ -314,7 +315,9 @@ struct HolidaysRepository: Sendable {
             SELECT \(requestColumns) FROM \(requestFrom)
             WHERE (?1 IS NULL OR r.status = ?1) AND (?2 IS NULL OR (r.start_date <= ?2 AND r.end_date >= ?3))
               AND (?4 IS NULL OR r.user_id = ?4) AND (?5 IS NULL OR t.key = ?5)
-            ORDER BY CASE r.status WHEN 'pending' THEN 0 ELSE 1 END, r.start_date DESC, r.id DESC LIMIT ?6
+            ORDER BY CASE r.status WHEN 'pending' THEN 0 ELSE 1 END,
+                CASE r.status WHEN 'pending' THEN r.start_date END, CASE r.status WHEN 'pending' THEN r.id END,
+                r.start_date DESC, r.id DESC LIMIT ?6
             """, status?.rawValue, last, first, userID, typeKey, limit).compactMap(request), in: db)
     }
 

@@ -108,7 +108,8 @@ struct HolidaysRoutes: Sendable {
         let book = self.book
         let logger = self.logger
         admin.get("/holidays", doc: RouteDoc(
-            summary: "All requests, pending first, with filters", tags: ["holidays", "admin"],
+            summary: "All requests, with filters: pending first, the soonest start first; then the rest, the latest start first",
+            tags: ["holidays", "admin"],
             query: [QueryDoc("status", "pending, approved, rejected or cancelled",
                              schema: ["type": "string", "enum": .array(HolidayStatus.allCases.map { .string($0.rawValue) })]),
                     HolidaysRoutes.yearQuery,
@@ -141,28 +142,19 @@ struct HolidaysRoutes: Sendable {
         }
         admin.get("/holidays.csv", doc: RouteDoc(
             summary: "Every request with a day in the year, as CSV (RFC 4180)",
-            description: "Cells that start with = + - @ are prefixed with ' so spreadsheets do not run them as formulas. daysInYear is the part of days that falls in the year.",
+            description: """
+                UTF-8 with a byte order mark, so spreadsheets read names such as Lucía right. Columns: id, userId, displayName, \
+                username, type (the key), typeName, start, end, halfStart, halfEnd, days, daysInYear (the part of days that \
+                falls in the year), status, note, createdAt, decidedBy (an id), decidedByName, decidedAt, decisionNote. Cells \
+                that start with = + - @ are prefixed with ' so spreadsheets do not run them as formulas.
+                """,
             tags: ["holidays", "admin"], query: [HolidaysRoutes.yearQuery],
             responses: [ResponseDoc(status: 200, description: "CSV with a header row", schema: APISchema.string, contentType: "text/csv"),
                         APISchema.error(422, "validation_failed (year)")] + HolidaysRoutes.adminErrors,
             authenticated: true)) { request, _ in
             let settings = try await book.settings()
             let year = try HolidaysRoutes.year(request) ?? book.today(settings).year
-            let items = try await book.adminList(status: nil, year: year, userID: nil, typeKey: nil, limit: HolidayBook.maxRows)
-            let ordered = items.sorted { ($0.0.start, $0.0.id) < ($1.0.start, $1.0.id) }
-            let calendar = try await book.store.read { db in
-                try HolidayBook.workingCalendar(from: Day.firstOf(year), to: Day.lastOf(year), settings: settings, in: db)
-            }
-            var rows = [["id", "userId", "displayName", "type", "start", "end", "halfStart", "halfEnd", "days", "daysInYear", "status",
-                         "note", "createdAt", "decidedBy", "decidedAt", "decisionNote"]]
-            for (r, name) in ordered {
-                let first = max(r.start, Day.firstOf(year)), last = min(r.end, Day.lastOf(year))
-                let inYear = calendar.total(from: first, to: last, halfStart: r.halfStart && first == r.start, halfEnd: r.halfEnd && last == r.end)
-                rows.append([String(r.id), String(r.userID), name, r.type.key, r.start.iso, r.end.iso, String(r.halfStart), String(r.halfEnd),
-                             HolidayBook.format(r.days), HolidayBook.format(inYear), r.status.rawValue, r.note ?? "", r.createdAt.rfc3339(),
-                             r.decidedBy.map(String.init) ?? "", r.decidedAt?.rfc3339() ?? "", r.decisionNote ?? ""])
-            }
-            var response = Response.text(CSVTable.text(rows), contentType: "text/csv; charset=utf-8; header=present")
+            var response = Response.text(try await book.csv(year: year), contentType: "text/csv; charset=utf-8; header=present")
             response.headers.set("Content-Disposition", "attachment; filename=\"holidays-\(year).csv\"")
             return response
         }
@@ -170,8 +162,11 @@ struct HolidaysRoutes: Sendable {
             summary: "A request with what an admin needs to decide it",
             description: """
                 summary is the employee's year of the start date; otherRequests their other requests with a day in that \
-                year; alsoAway the other active people on approved leave on any of its days; overLimit is true when, on \
-                some day, more people than maxSimultaneousAbsences would be away with this request (false without a limit).
+                year; alsoAway the other active people's approved and pending requests with a day in common with it, by \
+                start date, each with its status; overLimit is true when approving it would put more people than \
+                maxSimultaneousAbsences away on one of its working days (counting approved leave and this request; \
+                pending ones are not counted; false without a limit); maxSimultaneousAbsences is the company's limit \
+                (null when none).
                 """,
             tags: ["holidays", "admin"],
             responses: [ResponseDoc(status: 200, description: "The detail", schema: detailSchema),
@@ -185,11 +180,9 @@ struct HolidaysRoutes: Sendable {
             return .json([
                 "request": d.request.json, "user": user, "summary": d.summary.json,
                 "otherRequests": .array(d.otherRequests.map(\.json)),
-                "alsoAway": .array(d.alsoAway.map {
-                    ["userId": .number(Double($0.userID)), "displayName": .string($0.displayName), "start": .string($0.start.iso),
-                     "end": .string($0.end.iso)]
-                }),
+                "alsoAway": .array(d.alsoAway.map(\.json)),
                 "overLimit": .bool(d.overLimit),
+                "maxSimultaneousAbsences": d.limit.map { .number(Double($0)) } ?? .null,
             ] as JSONValue)
         }
         for action in [HolidayTransitions.Action.approve, .reject, .reopen] {
@@ -594,8 +587,10 @@ let detailSchema = APISchema.object([
     "user": APISchema.nullable(APISchema.object(["id": APISchema.integer, "username": APISchema.string,
                                                  "displayName": APISchema.string, "active": APISchema.boolean])),
     "summary": summarySchema, "otherRequests": APISchema.array(requestSchema),
-    "alsoAway": APISchema.array(APISchema.object(["userId": APISchema.integer, "displayName": APISchema.string,
-                                                  "start": APISchema.date, "end": APISchema.date],
-                                                 required: ["userId", "displayName", "start", "end"])),
+    "alsoAway": APISchema.array(APISchema.object(["requestId": APISchema.integer, "userId": APISchema.integer,
+                                                  "displayName": APISchema.string, "start": APISchema.date, "end": APISchema.date,
+                                                  "status": ["type": "string", "enum": ["approved", "pending"]]],
+                                                 required: ["requestId", "userId", "displayName", "start", "end", "status"])),
     "overLimit": APISchema.boolean,
-], required: ["request", "user", "summary", "otherRequests", "alsoAway", "overLimit"])
+    "maxSimultaneousAbsences": APISchema.nullable(APISchema.integer),
+], required: ["request", "user", "summary", "otherRequests", "alsoAway", "overLimit", "maxSimultaneousAbsences"])

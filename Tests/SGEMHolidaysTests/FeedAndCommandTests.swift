@@ -74,16 +74,30 @@ struct FeedAndCommandTests {
         #expect(CSVTable.cell(value) == cell)
     }
 
-    @Test("the CSV export lists the year's requests with quoted, defused cells")
+    @Test("the CSV export opens in a spreadsheet: a UTF-8 byte order mark, people and leave types by name beside their ids, quoted and defused cells")
     func csvExport() async throws {
-        try await Office.with(["ana"]) { o in
-            try await o.request("ana", "2030-12-30", "2031-01-03", note: "=cmd|' /C calc'!A0, \"quoted\"")
+        try await Office.with(["ana", "bob"]) { o in
+            try await o.expect(200, "PATCH", "/admin/users/\(o.userID("ana"))", as: "boss", ["displayName": "Lucía Núñez"])
+            try await o.expect(200, "PATCH", "/admin/users/\(o.userID("boss"))", as: "boss", ["displayName": "Señora Jefa"])
+            try await o.expect(201, "POST", "/admin/leave-types", as: "boss", ["key": "move", "name": "Mudanza, día libre", "needsApproval": true])
+            let ana = try await o.request("ana", "2030-12-30", "2031-01-03", note: "=cmd|' /C calc'!A0, \"quoted\"")["id"]!.int64!
+            let bob = try await o.request("bob", "2031-02-03", "2031-02-03", type: "move")["id"]!.int64!
+            try await o.expect(200, "POST", "/admin/holidays/\(bob)/approve", as: "boss", ["note": "ok"])
             let r = try await o.call("GET", "/admin/holidays.csv?year=2031", as: "boss")
             #expect(r.status == 200 && (r.header("Content-Type") ?? "").hasPrefix("text/csv"))
-            let lines = pieces(r.text, "\r\n")
-            #expect(lines[0].hasPrefix("id,userId,displayName,type,start,end,halfStart,halfEnd,days,daysInYear,status,note"))
-            #expect(lines[1].contains(",Ana,vacation,2030-12-30,2031-01-03,false,false,5,3,pending,\"'=cmd|' /C calc'!A0, \"\"quoted\"\"\","))
-            #expect(pieces(try await o.call("GET", "/admin/holidays.csv?year=2029", as: "boss").text, "\r\n").count == 2)
+            #expect(Array(r.body.prefix(3)) == [0xEF, 0xBB, 0xBF])
+            let lines = pieces(String(decoding: r.body.dropFirst(3), as: UTF8.self), "\r\n")
+            #expect(lines.count == 4 && lines[3].isEmpty)
+            #expect(lines[0] == "id,userId,displayName,username,type,typeName,start,end,halfStart,halfEnd,days,daysInYear,status,note,"
+                + "createdAt,decidedBy,decidedByName,decidedAt,decisionNote")
+            // Names in UTF-8 ("Lucía", not "LucÃ­a"), the ids kept; the formula in the note defused and quoted.
+            #expect(lines[1].hasPrefix("\(ana),\(o.userID("ana")),Lucía Núñez,ana,vacation,Vacation,2030-12-30,2031-01-03,false,false,5,3,pending,"
+                + "\"'=cmd|' /C calc'!A0, \"\"quoted\"\"\","))
+            #expect(lines[1].hasSuffix(",,,,"))
+            #expect(lines[2].hasPrefix("\(bob),\(o.userID("bob")),Bob,bob,move,\"Mudanza, día libre\",2031-02-03,2031-02-03,false,false,1,1,approved,,"))
+            #expect(lines[2].contains(",\(o.userID("boss")),Señora Jefa,") && lines[2].hasSuffix(",ok"))
+            let empty = try await o.call("GET", "/admin/holidays.csv?year=2029", as: "boss")
+            #expect(Array(empty.body.prefix(3)) == [0xEF, 0xBB, 0xBF] && pieces(empty.text, "\r\n").count == 2)
             try await o.expect(422, "GET", "/admin/holidays.csv?year=abc", as: "boss")
         }
     }

@@ -1573,14 +1573,23 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     wait_for(admin, lambda d: d.find_element(By.ID, "home-pending-count").text == "1")
     assert admin.find_element(By.ID, "home-pending-words").text == "request is waiting for your decision."
     shot(admin, ctx, "holiday-home-admin-pending")
+    # Bob also asks for a day in Eve's second week: it waits, and the admin sees it beside his approved days.
+    bobs_pending = ask_for_days(bob_api, first + datetime.timedelta(days=7), first + datetime.timedelta(days=7))
     wait_for(admin, lambda d: d.find_element(By.ID, "nav-pending-holidays"))
     admin.find_element(By.ID, "home-pending-link").click()
     screen(admin, "admin-holidays")
+    # The most urgent decision leads the list: Eve's starts first.
+    wait_for(admin, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ah-list li[data-status='pending']")) == 2)
+    order = [li.get_attribute("data-request-id") for li in admin.find_elements(By.CSS_SELECTOR, "#ah-list [data-request-id]")]
+    assert order[:2] == [str(request["id"]), str(bobs_pending["id"])], order
     click_when_there(admin, f"#ah-list [data-request-id='{request['id']}'] a")
     wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, "#ah-detail[aria-busy='false'] #ah-approve"))
     assert admin.find_element(By.ID, "ah-title").text == "Request from Eve Employee"
-    away = admin.find_element(By.ID, "ah-also-away").text
-    assert "Bob Builder" in away, away
+    away = admin.find_element(By.ID, "ah-also-away")
+    approved = away.find_element(By.CSS_SELECTOR, f"[data-request-id='{bobs['id']}']").text
+    assert "Bob Builder" in approved and "Approved" in approved, approved
+    waiting = away.find_element(By.CSS_SELECTOR, f"[data-request-id='{bobs_pending['id']}'][data-status='pending']").text
+    assert "Bob Builder" in waiting and "Waiting for a decision" in waiting, waiting
     assert not admin.find_elements(By.ID, "ah-over-limit"), "no limit is set, so no warning"
     remaining_before = admin.find_element(By.ID, "ah-summary-remaining").text
     assert remaining_before == days_text(23 - request["days"]), remaining_before
@@ -1817,6 +1826,9 @@ def over_the_absence_limit_the_admin_is_warned_and_an_approval_reaches_the_emplo
     bobs = ask_for_days(bob_api, today, end)
     assert admin_api.call("POST", f"/admin/holidays/{bobs['id']}/approve", {})[0] == 200
     eves = ask_for_days(eve_api, today, end)
+    # Cleo asks for the same days too: her request waits, so it is listed with its status and not counted.
+    create_employee(server, "cleo", "Cleo Clerk")
+    cleos = ask_for_days(Api(server, "cleo", EMPLOYEE_PASSWORD), today, end)
     # Eve's Home lists her request, waiting.
     eve = ctx["browser"]()
     login(eve, server, "eve", EMPLOYEE_PASSWORD)
@@ -1830,8 +1842,13 @@ def over_the_absence_limit_the_admin_is_warned_and_an_approval_reaches_the_emplo
     login(admin, server, "admin", ADMIN_PASSWORD)
     open_request(admin, server, eves["id"])
     assert "Bob Builder" in admin.find_element(By.ID, "ah-also-away").text
+    waiting = admin.find_element(By.CSS_SELECTOR, f"#ah-also-away [data-request-id='{cleos['id']}'][data-status='pending']").text
+    assert "Cleo Clerk" in waiting and "Waiting for a decision" in waiting, waiting
     assert admin.find_element(By.ID, "ah-over-limit").text == (
-        "Careful: with this request, more people than the company's limit would be away at the same time.")
+        "Careful: approving this request would put more people away at the same time than the company allows (1 person at most). "
+        "Only approved leave is counted; requests still waiting are listed below with their status.")
+    problems = axe_problems(admin, "a request's detail with the warning and a pending overlap")
+    assert not problems, "\n".join(problems)
     shot(admin, ctx, "holiday-request-over-limit")
     # Approved anyway: Eve's Home follows at once.
     decide_in_detail(admin, "approve", done_words="is approved.")
@@ -1858,7 +1875,7 @@ def too_many_days_and_a_request_changed_meanwhile_are_said_in_words(ctx):
     set_date(eve, "hol-end", (monday + datetime.timedelta(days=2)).isoformat())
     eve.find_element(By.ID, "hol-submit").click()
     wait_for(eve, lambda d: d.find_element(By.ID, "hol-start-error").is_displayed())
-    assert eve.find_element(By.ID, "hol-start-error").text == "You do not have enough days left for this request: 2 days left."
+    assert eve.find_element(By.ID, "hol-start-error").text == f"You do not have enough days left in {year} for this request: 2 days left."
     assert active_id(eve) == "hol-start", active_id(eve)
     assert not eve.find_elements(By.CSS_SELECTOR, "#hol-requests [data-request-id]"), "nothing was filed"
 

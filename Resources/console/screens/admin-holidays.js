@@ -1,12 +1,14 @@
 // Admin › Holiday requests. Three views on one route:
-//   #/admin/holidays            every request, filtered by status, year, person and type, pending first;
+//   #/admin/holidays            every request, filtered by status, year, person and type, pending first
+//                               (the soonest first: the most urgent decision leads);
 //   #/admin/holidays?id=N       one request: its history, the person's year and remaining days, their
-//                               other requests, who else is away then (a warning over the company's
-//                               limit), and Approve / Reject / Reopen / Cancel with an optional note;
+//                               other requests, who else is away or waiting to be then, each with its
+//                               status (a warning when approving passes the company's limit), and
+//                               Approve / Reject / Reopen / Cancel with an optional note;
 //   #/admin/holidays?user=N     one person's holidays year by year, with that year's allowance override.
 // Live: holiday.updated redraws what is shown.
 import { get, post, put } from "../api.js";
-import { t, calendarDate } from "../i18n.js";
+import { t, tn, calendarDate } from "../i18n.js";
 import { h, field, showFieldErrors, notice, failure, when, submitForm } from "../dom.js";
 import {
   statuses, thisYear, days, dateRange, leaveTypes, typeName, statusBadge, summaryList, yearTabs, yearParam,
@@ -151,6 +153,21 @@ function decisionForm(request, name, onDone, onStale) {
     h("h2", { id: "ah-decide-title" }, t("ah.decide")), note.wrap, status, h("div.actions", {}, ...buttons));
 }
 
+/// Someone else away, or waiting to be, on the request's days: who, when (a link to that
+/// request) and its status in words.
+function awayItem(a) {
+  const dates = a.start === a.end ? calendarDate(a.start) : `${calendarDate(a.start)} – ${calendarDate(a.end)}`;
+  return h("li", { dataset: { userId: a.userId, requestId: a.requestId, status: a.status } },
+    h("strong", {}, a.displayName || t("chat.someone")), " · ",
+    a.requestId ? h("a", { href: `${route}?id=${encodeURIComponent(a.requestId)}` }, dates) : dates, " ",
+    statusBadge(a.status));
+}
+
+/// The warning when approving would pass the company's limit, naming the limit when known.
+function overLimitWords(limit) {
+  return Number.isInteger(limit) ? t("ah.overLimit", { limit: tn("ah.people", limit) }) : t("ah.overLimitPlain");
+}
+
 async function detailView(root, ctx, types, id) {
   const nameOf = names();
   const slot = h("div", { id: "ah-detail", "aria-busy": "true" });
@@ -189,13 +206,11 @@ async function detailView(root, ctx, types, id) {
         h("p", {}, h("a", { href: `${route}?user=${encodeURIComponent(user.id ?? r.userId)}&year=${year}`, id: "ah-history-link" }, t("ah.personHistory", { name })))),
       h("section.card", { id: "ah-request", "aria-labelledby": "ah-title", dataset: { status: r.status } },
         h("dl.facts", {}, ...facts.flatMap(([label, value]) => [h("dt", {}, label), h("dd", {}, value)]))),
-      d.overLimit ? h("p.notice.bad", { id: "ah-over-limit", role: "alert" }, t("ah.overLimit")) : null,
+      d.overLimit ? h("p.notice.bad", { id: "ah-over-limit", role: "alert" }, overLimitWords(d.maxSimultaneousAbsences)) : null,
       h("section.card", { "aria-labelledby": "ah-away-title" },
         h("h2", { id: "ah-away-title" }, t("ah.alsoAway")),
         alsoAway.length
-          ? h("ul.plain-list", { id: "ah-also-away" }, ...alsoAway.map((a) => h("li", { dataset: { userId: a.userId } },
-            h("strong", {}, a.displayName || t("chat.someone")), " · ",
-            a.start === a.end ? calendarDate(a.start) : `${calendarDate(a.start)} – ${calendarDate(a.end)}`)))
+          ? h("ul.plain-list", { id: "ah-also-away" }, ...alsoAway.map(awayItem))
           : h("p.muted", { id: "ah-nobody-away" }, t("ah.nobodyAway"))),
       decisionForm(r, name, (updated, message) => { done.set("ok", message); load(); }, (message) => { done.set("bad", message); load(); }),
       h("section.card", { "aria-labelledby": "ah-year-title" },

@@ -166,8 +166,11 @@ export function holidayError(error) {
   switch (error?.code) {
     case "holiday_overlap": return t("hol.err.overlap");
     case "allowance_exceeded": {
+      // The year the refusal speaks of: a request across New Year may fit one year and not the next.
       const left = error.details?.remainingDays ?? error.details?.remaining;
-      return left !== undefined && left !== null ? t("hol.err.allowanceLeft", { days: days(left) }) : t("hol.err.allowance");
+      const year = error.details?.year;
+      if (left === undefined || left === null || !Number.isInteger(year)) return t("hol.err.allowance");
+      return t("hol.err.allowanceLeft", { days: days(left), year });
     }
     case "invalid_transition": return t("hol.err.transition");
     case "forbidden": return t("hol.err.forbidden");
