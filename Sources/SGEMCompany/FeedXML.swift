@@ -1,7 +1,7 @@
-/// A small, strict, bounded XML reader for feeds: UTF-8 (or ISO-8859-1) documents with one root
+/// A small, strict, bounded XML reader for feeds: documents in any `FeedEncoding` with one root
 /// element, namespaces, CDATA, comments and the five predefined entities plus numeric character
-/// references. A DOCTYPE (and so every other entity) is refused, as are documents nested deeper
-/// or holding more elements than the limits — nothing a feed server sends can make it expand,
+/// references. A DOCTYPE that defines entities is refused (one that only names a DTD is skipped,
+/// never fetched), as are documents nested deeper or holding more elements than the limits — nothing a feed server sends can make it expand,
 /// recurse or allocate without bound.
 struct FeedXML {
     /// The bounds a document must keep.
@@ -67,45 +67,12 @@ struct FeedXML {
 
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
 
-    /// Parses `bytes` into its root element; `FeedError` with `.malformed`, `.refused` or
-    /// `.encoding` in words otherwise.
-    static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(FeedError) -> Element {
-        var reader = Reader(bytes: try utf8(bytes), limits: limits)
+    /// Parses `bytes` into its root element, transcoding them to UTF-8 first (`charset` is the
+    /// HTTP `Content-Type`'s; see `FeedEncoding` for who wins); `FeedError` with `.malformed`,
+    /// `.refused` or `.encoding` in words otherwise.
+    static func parse(_ bytes: [UInt8], charset: String? = nil, limits: Limits = Limits()) throws(FeedError) -> Element {
+        var reader = Reader(bytes: try FeedEncoding.utf8(bytes, charset: charset), limits: limits)
         return try reader.document()
-    }
-
-    /// The document as UTF-8: a UTF-8 byte-order mark dropped, ISO-8859-1 (and its Windows
-    /// superset, read as ISO-8859-1) transcoded; other encodings refused.
-    static func utf8(_ bytes: [UInt8]) throws(FeedError) -> [UInt8] {
-        var body = bytes
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body.removeFirst(3) }
-        if body.starts(with: [0xFE, 0xFF]) || body.starts(with: [0xFF, 0xFE]) || body.starts(with: [0x00, 0x3C]) || body.starts(with: [0x3C, 0x00]) {
-            throw FeedError(.encoding, "the feed is encoded in UTF-16, which is not supported")
-        }
-        if body.starts(with: Array("<?xml".utf8)), let end = body.firstRange(of: Array("?>".utf8)) {
-            let declaration = Array(String(decoding: body[..<end.lowerBound], as: UTF8.self).lowercased().utf8)
-            if let range = declaration.firstRange(of: Array("encoding".utf8)) {
-                let rest = String(decoding: declaration[range.upperBound...], as: UTF8.self)
-                    .drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" || $0 == "\t" }
-                let name = String(rest.prefix { $0 != "\"" && $0 != "'" && $0 != " " })
-                switch name {
-                case "utf-8", "utf8", "us-ascii", "ascii": break
-                case "iso-8859-1", "latin1", "iso-8859-15", "windows-1252", "cp1252":
-                    var out: [UInt8] = []
-                    out.reserveCapacity(body.count + body.count / 8)
-                    for b in body {
-                        if b < 0x80 { out.append(b) } else { out.append(0xC0 | (b >> 6)); out.append(0x80 | (b & 0x3F)) }
-                    }
-                    return out
-                default:
-                    throw FeedError(.encoding, "the feed is encoded in \(name.prefix(40)), which is not supported")
-                }
-            }
-        }
-        guard String(validating: body, as: UTF8.self) != nil else {
-            throw FeedError(.encoding, "the feed is not valid UTF-8 text")
-        }
-        return body
     }
 
     /// The tokenizer and tree builder over validated UTF-8 bytes.
@@ -148,8 +115,10 @@ struct FeedXML {
                         guard let end = find("]]>", from: i + 9) else { throw malformed("a CDATA section is not closed") }
                         try appendText(String(decoding: bytes[(i + 9)..<end], as: UTF8.self), to: &stack)
                         i = end + 3
+                    } else if starts("<!DOCTYPE"), root == nil, stack.isEmpty {
+                        try skipDoctype()
                     } else if starts("<!") {
-                        throw FeedError(.refused, "the feed declares a DOCTYPE, which is refused (it could define entities)")
+                        throw malformed("a '<!' that starts no comment, CDATA section or DOCTYPE")
                     } else if starts("</") {
                         i += 2
                         let name = try readName()
@@ -192,6 +161,29 @@ struct FeedXML {
             if let open = stack.last { throw malformed("the document ends before <\(open.qualifiedName)> is closed") }
             guard let root else { throw malformed("the document has no root element") }
             return root
+        }
+
+        /// Steps over a DOCTYPE that only names a DTD (RSS 0.91 feeds carry Netscape's); the DTD
+        /// is never fetched. One with an internal subset is refused: that is where entities, and
+        /// so entity bombs, are defined.
+        private mutating func skipDoctype() throws(FeedError) {
+            var j = i + 9
+            var quote: UInt8?
+            while j < bytes.count, j - i < 1024 {
+                let b = bytes[j]
+                if let q = quote {
+                    if b == q { quote = nil }
+                } else if b == 0x22 || b == 0x27 {
+                    quote = b
+                } else if b == 0x5B { // [
+                    throw FeedError(.refused, "the feed's DOCTYPE declares entities, which is refused")
+                } else if b == 0x3E {
+                    i = j + 1
+                    return
+                }
+                j += 1
+            }
+            throw malformed("the DOCTYPE is not closed")
         }
 
         /// Adds a text node; pieces split by comments or CDATA stay separate nodes (joining them
