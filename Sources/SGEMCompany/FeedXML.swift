@@ -284,14 +284,27 @@ struct FeedXML {
         static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 
         private func starts(_ s: StaticString) -> Bool {
-            let n = s.utf8CodeUnitCount
-            guard i + n <= bytes.count else { return false }
-            return s.withUTF8Buffer { p in (0..<n).allSatisfy { bytes[i + $0] == p[$0] } }
+            matches(s, at: i)
         }
 
+        private func matches(_ s: StaticString, at j: Int) -> Bool {
+            let n = s.utf8CodeUnitCount
+            guard j + n <= bytes.count else { return false }
+            let p = s.utf8Start
+            for k in 0..<n where bytes[j + k] != p[k] { return false }
+            return true
+        }
+
+        /// Where `s` next starts; a plain byte scan (the generic `firstRange(of:)` allocated and
+        /// dominated the time of a large feed).
         private func find(_ s: StaticString, from: Int? = nil) -> Int? {
-            let needle = s.withUTF8Buffer { Array($0) }
-            return bytes[(from ?? i)...].firstRange(of: needle)?.lowerBound
+            let first = s.utf8Start.pointee
+            var j = from ?? i
+            while j < bytes.count {
+                if bytes[j] == first, matches(s, at: j) { return j }
+                j += 1
+            }
+            return nil
         }
 
         /// Text or an attribute value with its references decoded; characters XML forbids and
