@@ -316,7 +316,14 @@ struct FeedXML {
             while j < raw.endIndex {
                 let b = raw[j]
                 if b == 0x26 { // &
-                    guard let semicolon = raw[j...].prefix(12).firstIndex(of: 0x3B) else { throw malformed("a '&' that starts no reference") }
+                    // A '&' that starts no reference ("Q&A", "?a=1&b=2") is the character itself, as
+                    // feedparser and browsers read it: the commonest slip in hand-made feeds.
+                    guard let semicolon = raw[(j + 1)...].prefix(12).firstIndex(of: 0x3B), semicolon > j + 1,
+                          raw[(j + 1)..<semicolon].allSatisfy(Reader.isReferenceByte) else {
+                        out.append(0x26)
+                        j += 1
+                        continue
+                    }
                     let name = String(decoding: raw[(j + 1)..<semicolon], as: UTF8.self)
                     let scalar: Unicode.Scalar?
                     switch name {
@@ -330,8 +337,14 @@ struct FeedXML {
                             scalar = UInt32(name.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
                         } else if name.hasPrefix("#") {
                             scalar = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
+                        } else if let html = FeedParser.namedEntities[name] {
+                            // HTML's names (&nbsp;, &eacute;) are used undeclared; each stands for a
+                            // character or two, so nothing can grow.
+                            out.append(contentsOf: Array(html.utf8))
+                            j = semicolon + 1
+                            continue
                         } else {
-                            throw malformed("the entity &\(name.prefix(20)); is not defined (only the five XML entities are)")
+                            throw malformed("the entity &\(name.prefix(20)); is not defined (only XML's five and common HTML ones are)")
                         }
                     }
                     guard let scalar, Reader.isXMLChar(scalar.value) else { throw malformed("the character reference &\(name.prefix(20)); is not allowed") }
@@ -350,6 +363,10 @@ struct FeedXML {
                 j += 1
             }
             return String(decoding: out, as: UTF8.self)
+        }
+
+        static func isReferenceByte(_ b: UInt8) -> Bool {
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x23
         }
 
         static func isXMLChar(_ v: UInt32) -> Bool {
