@@ -315,7 +315,7 @@ enum FeedParser {
     static func parseDate(_ raw: String) -> Timestamp? {
         let text = raw.trimmingWhitespace()
         guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
-        let stamp = Timestamp(rfc3339: text.uppercased()) ?? rfc3339WithoutSeconds(text) ?? rfc822(text)
+        let stamp = Timestamp(rfc3339: text.uppercased()) ?? rfc3339WithoutSeconds(text) ?? looseISO(text) ?? rfc822(text)
         guard let stamp, stamp.seconds >= 0, stamp.seconds < 253_402_300_800 else { return nil }
         return stamp
     }
@@ -327,6 +327,17 @@ enum FeedParser {
         let b = Array(t.utf8)
         guard b.count >= 17, b[10] == 0x54, b[13] == 0x3A, b[16] != 0x3A else { return nil }
         return Timestamp(rfc3339: String(t.prefix(16)) + ":00" + t.dropFirst(16))
+    }
+
+    /// `2025-12-02 10:30:00[+01:00]` and zoneless `2025-12-02T10:30:00`, which feedparser reads
+    /// (a missing zone as UTC).
+    private static func looseISO(_ text: String) -> Timestamp? {
+        var b = Array(text.uppercased().utf8)
+        guard b.count >= 16, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20 || b[10] == 0x54 else { return nil }
+        b[10] = 0x54
+        let zoned = b[11...].contains { $0 == 0x5A || $0 == 0x2B || $0 == 0x2D }
+        let t = String(decoding: b, as: UTF8.self) + (zoned ? "" : "Z")
+        return Timestamp(rfc3339: t) ?? rfc3339WithoutSeconds(t)
     }
 
     static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
