@@ -247,14 +247,6 @@ enum FeedParser {
     static let blockTags: Set<String> = ["p", "br", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
                                          "tr", "td", "th", "pre", "hr", "section", "article", "header", "footer", "dd", "dt"]
 
-    static let namedEntities: [String: String] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",
-        "hellip": "…", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”", "laquo": "«", "raquo": "»",
-        "copy": "©", "reg": "®", "trade": "™", "euro": "€", "middot": "·", "bull": "•",
-        "aacute": "á", "eacute": "é", "iacute": "í", "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "uuml": "ü",
-        "Aacute": "Á", "Eacute": "É", "Iacute": "Í", "Oacute": "Ó", "Uacute": "Ú", "Ntilde": "Ñ", "iexcl": "¡", "iquest": "¿",
-    ]
-
     /// HTML character references decoded once (unknown names stay as written).
     static func decodeHTMLEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
@@ -271,7 +263,7 @@ enum FeedParser {
                 } else if name.hasPrefix("#") {
                     value = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init).map { String($0) }
                 } else {
-                    value = namedEntities[name]
+                    value = FeedXML.htmlEntities[name]
                 }
                 if let value {
                     out += value

@@ -67,6 +67,15 @@ struct FeedXML {
 
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
 
+    /// HTML's common named entities: feeds use them undeclared, and titles hold escaped HTML.
+    static let htmlEntities: [String: String] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",
+        "hellip": "…", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”", "laquo": "«", "raquo": "»",
+        "copy": "©", "reg": "®", "trade": "™", "euro": "€", "middot": "·", "bull": "•",
+        "aacute": "á", "eacute": "é", "iacute": "í", "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "uuml": "ü",
+        "Aacute": "Á", "Eacute": "É", "Iacute": "Í", "Oacute": "Ó", "Uacute": "Ú", "Ntilde": "Ñ", "iexcl": "¡", "iquest": "¿",
+    ]
+
     /// Parses `bytes` into its root element, transcoding them to UTF-8 first (`charset` is the
     /// HTTP `Content-Type`'s; see `FeedEncoding` for who wins); `FeedError` with `.malformed`,
     /// `.refused` or `.encoding` in words otherwise.
@@ -337,7 +346,7 @@ struct FeedXML {
                             scalar = UInt32(name.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
                         } else if name.hasPrefix("#") {
                             scalar = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
-                        } else if let html = FeedParser.namedEntities[name] {
+                        } else if let html = FeedXML.htmlEntities[name] {
                             // HTML's names (&nbsp;, &eacute;) are used undeclared; each stands for a
                             // character or two, so nothing can grow.
                             out.append(contentsOf: Array(html.utf8))
