@@ -280,24 +280,60 @@ enum FeedParser {
 
     // MARK: Links
 
-    /// `raw` as an absolute http(s) URL, resolved against `base` when it is absolute-path or
-    /// scheme-relative; nil for anything else (`javascript:`, `data:`, user info, spaces, …).
+    /// `raw` as an absolute http(s) URL, a relative reference resolved against `base` (the
+    /// feed's address, RFC 3986 §5.2, as feedparser resolves them); nil for anything else
+    /// (`javascript:`, `data:`, user info, spaces, …).
     static func safeLink(_ raw: String, base: HTTPClientURL?) -> String? {
         let link = raw.trimmingWhitespace()
         guard !link.isEmpty, link.utf8.count <= maxURL else { return nil }
         var candidate = link
-        if link.hasPrefix("//") {
-            guard let base else { return nil }
-            candidate = base.scheme.rawValue + ":" + link
-        } else if link.hasPrefix("/") {
-            guard let base else { return nil }
-            candidate = base.scheme.rawValue + "://" + base.hostHeader + link
+        if let scheme = scheme(of: link) {
+            guard scheme == "http" || scheme == "https" else { return nil }
         } else {
-            let lower = link.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return nil }
+            guard let base else { return nil }
+            candidate = link.hasPrefix("//") ? base.scheme.rawValue + ":" + link : resolve(link, against: base)
         }
         guard candidate.utf8.count <= maxURL, (try? HTTPClientURL(candidate)) != nil else { return nil }
         return candidate
+    }
+
+    /// The lower-cased scheme of `link` (`letter *(letter / digit / + / - / .)` before a ':'), if any.
+    private static func scheme(of link: String) -> String? {
+        let name = link.prefix { $0 != ":" && $0 != "/" && $0 != "?" && $0 != "#" }
+        guard name.endIndex < link.endIndex, link[name.endIndex] == ":", let first = name.first, first.isASCII, first.isLetter,
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return name.lowercased()
+    }
+
+    /// A relative reference without a scheme or authority resolved against `base`.
+    static func resolve(_ link: String, against base: HTTPClientURL) -> String {
+        let root = base.scheme.rawValue + "://" + base.hostHeader
+        let basePath = base.target.prefix { $0 != "?" && $0 != "#" }
+        if link.hasPrefix("#") { return root + base.target.prefix { $0 != "#" } + link }
+        if link.hasPrefix("?") { return root + basePath + link }
+        let path = link.prefix { $0 != "?" && $0 != "#" }
+        // A relative path replaces the base's last segment.
+        let directory = basePath.lastIndex(of: "/").map { basePath[...$0] } ?? "/"
+        let merged = path.hasPrefix("/") ? String(path) : String(directory) + path
+        return root + removingDotSegments(merged) + link[path.endIndex...]
+    }
+
+    /// `path` with its `.` and `..` segments applied (RFC 3986 §5.2.4); `..` stops at the root.
+    static func removingDotSegments(_ path: String) -> String {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var out: [Substring] = []
+        for (n, segment) in segments.enumerated() {
+            let last = n == segments.count - 1
+            if segment == ".." {
+                if out.count > 1 { out.removeLast() }
+            } else if segment != "." {
+                out.append(segment)
+                continue
+            }
+            // A trailing "." or ".." names a directory: keep its slash.
+            if last { out.append("") }
+        }
+        return out.joined(separator: "/")
     }
 
     // MARK: Dates

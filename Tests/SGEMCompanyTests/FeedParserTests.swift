@@ -162,13 +162,18 @@ struct FeedParserTests {
         #expect(FeedParser.plainText("a &lt; b &amp;amp; <style>p{}</style><p>c</p> &eacute; &bogus;", html: true) == "a < b &amp; c é &bogus;")
     }
 
-    @Test("links: absolute http(s) kept, relative resolved when simple, anything else dropped",
+    @Test("links: absolute http(s) kept, relative references resolved against the feed's address, anything else dropped",
           arguments: [
               ("https://x.example/a?b=c#d", "https://x.example/a?b=c#d"),
               ("HTTP://x.example/", "HTTP://x.example/"),
               ("/path", "https://acme.example/path"),
               ("//cdn.example/p", "https://cdn.example/p"),
-              ("relative/page.html", nil),
+              ("relative/page.html", "https://acme.example/relative/page.html"),
+              ("../../up/./page", "https://acme.example/up/page"),
+              ("?page=2#top", "https://acme.example/feed.xml?page=2#top"),
+              ("/a/b/../c/.", "https://acme.example/a/c/"),
+              ("mailto:news@acme.example", nil),
+              ("data:text/html,x", nil),
               ("javascript:alert(1)", nil),
               (" JavaScript:alert(1)", nil),
               ("vbscript:x", nil),
