@@ -1,4 +1,5 @@
 import SGEMCore
+import SGEMHTTP
 import SGEMSupport
 import Testing
 @testable import SGEMCompany
@@ -14,6 +15,8 @@ struct CorpusFeed: Sendable, CustomTestStringConvertible {
     }
 
     var file: String
+    /// Where the feed was fetched from, when its links are relative.
+    var url: String?
     var contentType: String?
     var title: String
     var entries: [Entry]
@@ -32,7 +35,7 @@ struct CorpusFeed: Sendable, CustomTestStringConvertible {
             let entries = (feed["entries"]?.arrayValue ?? []).map {
                 Entry(title: $0["title"]?.stringValue ?? "", link: $0["link"]?.stringValue, date: $0["date"]?.stringValue)
             }
-            return CorpusFeed(file: file, contentType: feed["contentType"]?.stringValue, title: title, entries: entries)
+            return CorpusFeed(file: file, url: feed["url"]?.stringValue, contentType: feed["contentType"]?.stringValue, title: title, entries: entries)
         }
     }()
 }
@@ -42,7 +45,7 @@ struct FeedCorpusTests {
     @Test("the corpus is there and covers every shape the issue names")
     func corpusIsThere() {
         let files = Set(CorpusFeed.all.map(\.file))
-        #expect(files.count == 13, "\(files.sorted())")
+        #expect(files.count == 14, "\(files.sorted())")
         for shape in ["rss2-userland-namespace.xml", "rss1-rdf.xml", "atom10.xml", "rss2-dc-title.xml", "rss2-media-title.xml",
                       "rss2-iso-8859-1.xml", "rss2-windows-1252.xml", "atom-utf-16le-bom.xml", "atom-utf-16be-no-bom.xml"] {
             #expect(files.contains(shape), "\(shape) is missing from corpus.json")
@@ -53,7 +56,7 @@ struct FeedCorpusTests {
     func feed(_ expected: CorpusFeed) throws {
         let bytes = try #require(readFileBytes(CorpusFeed.directory + "/" + expected.file, limit: 1 << 20))
         let charset = expected.contentType.flatMap(FeedEncoding.charset(ofContentType:))
-        let feed = try FeedParser.parse(bytes, charset: charset)
+        let feed = try FeedParser.parse(bytes, base: try expected.url.map(HTTPClientURL.init), charset: charset)
         #expect(feed.title == expected.title)
         let entries = feed.entries.map { CorpusFeed.Entry(title: $0.title, link: $0.url, date: $0.publishedAt?.rfc3339()) }
         #expect(entries == expected.entries)
