@@ -48,7 +48,7 @@ enum FeedParser {
         let root = try FeedXML.parse(bytes, charset: charset, limits: limits)
         var feed: ParsedFeed
         switch (root.localName, root.namespace) {
-        case let ("rss", ns) where ns == nil || rss2Namespaces.contains(ns!):
+        case let ("rss", ns) where ns.map(rss2Namespaces.contains) ?? true:
             guard let channel = root.child("channel", ns) else { throw FeedError(.notAFeed, "the RSS feed has no <channel>") }
             // Some generators close the channel before their items; feedparser reads those too.
             let items = channel.elements("item", ns) + root.elements("item", ns)
@@ -121,8 +121,7 @@ enum FeedParser {
     }
 
     private static func isHTTP(_ link: String) -> Bool {
-        let lower = link.trimmingWhitespace().lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+        ["http", "https"].contains(scheme(of: link.trimmingWhitespace()))
     }
 
     private static func isHTMLType(_ type: String) -> Bool {
