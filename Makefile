@@ -11,7 +11,7 @@ BIN_RELEASE := .build/release/sgem-server
 # Debian's python carries Debian's selenium; pyenv shims may shadow `python3`.
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all build release run test test-swift test-browser test-any-day test-openapi test-api-fuzz test-ical bench console clean help
+.PHONY: all build release run test test-swift test-browser test-any-day test-openapi test-api-fuzz test-ical test-feeds bench console clean help
 
 all: build
 
@@ -42,7 +42,7 @@ run: release
 console:
 	python3 scripts/embed-console.py
 
-test: test-swift test-openapi test-ical test-api-fuzz test-browser test-any-day
+test: test-swift test-openapi test-ical test-feeds test-api-fuzz test-browser test-any-day
 
 test-swift:
 	@scripts/bootstrap.sh test
@@ -78,6 +78,12 @@ test-openapi: release
 test-ical: release
 	@scripts/bootstrap.sh test
 	python3 scripts/check-ical.py $(BIN_RELEASE)
+
+# The company feed's corpus read by the reference feed parser (feedparser, PyPI) against the same
+# expectations the Swift tests hold the server's parser to.
+test-feeds:
+	@scripts/bootstrap.sh test
+	python3 scripts/check-feeds.py
 
 # Requests generated from the served OpenAPI document (schemathesis, PyPI), unauthenticated, as an
 # employee and as an admin: no 5xx, every answer as the document describes it. Seeded and bounded

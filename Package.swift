@@ -56,7 +56,8 @@ let package = Package(
         .testTarget(name: "SGEMRealtimeTests", dependencies: ["SGEMTestSupport", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMHolidaysTests", dependencies: ["SGEMTestSupport", "SGEMHolidays", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMTranslationTests", dependencies: ["SGEMTestSupport", "SGEMTranslation", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
-        .testTarget(name: "SGEMCompanyTests", dependencies: ["SGEMTestSupport", "SGEMCompany", "SGEMAccounts", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"]),
+        .testTarget(name: "SGEMCompanyTests", dependencies: ["SGEMTestSupport", "SGEMCompany", "SGEMAccounts", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "CTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),
     ],
     swiftLanguageModes: [.v6]

@@ -32,6 +32,8 @@ install_python_tools() {
   pip_install schemathesis schemathesis
   # The iCal feed check parses the feed with a real RFC 5545 parser.
   pip_install icalendar icalendar
+  # The company feed's corpus is checked against the reference feed parser.
+  pip_install feedparser feedparser
   # The browser tests' accessibility check (axe-core, bundled in the package) goes into the
   # python the browser tests run with: Debian's, next to its selenium (the Makefile's PYTHON).
   PIP_PYTHON="${BROWSER_PYTHON:-/usr/bin/python3}" pip_install axe-selenium-python axe_selenium_python

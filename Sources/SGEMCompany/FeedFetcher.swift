@@ -117,7 +117,8 @@ final class FeedFetcher: Sendable {
             return .failed("the feed is larger than \(FeedFetcher.maxBytes / 1024 / 1024) MiB")
         }
         do {
-            let feed = try FeedParser.parse(response.body, base: response.url, maxEntries: FeedFetcher.maxEntries)
+            let charset = response.headers["Content-Type"].flatMap(FeedEncoding.charset(ofContentType:))
+            let feed = try FeedParser.parse(response.body, base: response.url, charset: charset, maxEntries: FeedFetcher.maxEntries)
             return .fetched(feed, etag: etag, lastModified: lastModified)
         } catch {
             return .failed(error.message)

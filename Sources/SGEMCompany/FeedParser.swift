@@ -25,6 +25,10 @@ enum FeedParser {
     static let rss090 = "http://my.netscape.com/rdf/simple/0.9/"
     static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
     static let dublinCore = "http://purl.org/dc/elements/1.1/"
+    static let mediaRSS = "http://search.yahoo.com/mrss/"
+    /// Namespaces RSS 2.0 has been given as a default (`<rss xmlns="…">`); its elements are the same.
+    static let rss2Namespaces: Set<String> = ["http://backend.userland.com/rss2", "http://backend.userland.com/rss",
+                                              "http://blogs.law.harvard.edu/tech/rss"]
 
     /// Longest title kept, in characters.
     static let maxTitle = 300
@@ -38,18 +42,21 @@ enum FeedParser {
     static let maxKey = 512
 
     /// Parses `bytes` fetched from `base` and keeps the newest `maxEntries` entries.
-    static func parse(_ bytes: [UInt8], base: HTTPClientURL? = nil, maxEntries: Int = 20,
+    /// `charset` is the HTTP `Content-Type`'s, when the server named one.
+    static func parse(_ bytes: [UInt8], base: HTTPClientURL? = nil, charset: String? = nil, maxEntries: Int = 20,
                       limits: FeedXML.Limits = FeedXML.Limits()) throws(FeedError) -> ParsedFeed {
-        let root = try FeedXML.parse(bytes, limits: limits)
+        let root = try FeedXML.parse(bytes, charset: charset, limits: limits)
         var feed: ParsedFeed
         switch (root.localName, root.namespace) {
-        case ("rss", nil):
-            guard let channel = root.child("channel", nil) else { throw FeedError(.notAFeed, "the RSS feed has no <channel>") }
-            feed = ParsedFeed(title: text(channel.child("title", nil), html: true),
-                              entries: channel.elements("item", nil).compactMap { rssItem($0, namespace: nil, base: base) })
+        case let ("rss", ns) where ns.map(rss2Namespaces.contains) ?? true:
+            guard let channel = root.child("channel", ns) else { throw FeedError(.notAFeed, "the RSS feed has no <channel>") }
+            // Some generators close the channel before their items; feedparser reads those too.
+            let items = channel.elements("item", ns) + root.elements("item", ns)
+            feed = ParsedFeed(title: rssText(channel.child("title", ns)),
+                              entries: items.compactMap { rssItem($0, namespace: ns, base: base) })
         case ("RDF", rdf):
             let ns = root.child("channel", rss1) != nil || !root.elements("item", rss1).isEmpty ? rss1 : rss090
-            feed = ParsedFeed(title: text(root.child("channel", ns)?.child("title", ns), html: true),
+            feed = ParsedFeed(title: rssText(root.child("channel", ns)?.child("title", ns)),
                               entries: root.elements("item", ns).compactMap { rssItem($0, namespace: ns, base: base) })
         case ("feed", atom):
             feed = ParsedFeed(title: atomText(root.child("title", atom)),
@@ -77,19 +84,48 @@ enum FeedParser {
         let link = item.child("link", ns).map(\.text).flatMap { $0.trimmingWhitespace().isEmpty ? nil : $0 } ?? permalink
         let date = item.child("pubDate", ns)?.text ?? item.child("date", dublinCore)?.text
         // Posts without a title (a Mastodon account's) are named by the start of their text.
-        let title = text(item.child("title", ns), html: true).flatMap { $0.isEmpty ? nil : $0 }
+        let title = nonEmpty(rssText(item.child("title", ns))) ?? extensionTitle(item)
             ?? item.child("description", ns).map { plainText($0.text, html: true, maxLength: maxExcerpt) }
         return entry(title: title, link: link, date: date, id: guid?.text ?? item.attribute("about", rdf), base: base)
     }
 
     private static func atomEntry(_ entry: FeedXML.Element, base: HTTPClientURL?) -> FeedEntry? {
-        let links = entry.elements("link", atom)
-        let alternate = links.first { ($0.attribute("rel") ?? "alternate") == "alternate" } ?? links.first
+        // The alternate link is the entry's page; enclosures, "related" and "self" links are not.
+        // An entry with none is often identified by its permalink, which feedparser then uses.
+        let alternates = entry.elements("link", atom).filter { ($0.attribute("rel") ?? "alternate") == "alternate" }
+        let alternate = alternates.first { $0.attribute("type").map(isHTMLType) ?? true } ?? alternates.first
+        let id = entry.child("id", atom)?.text
+        let link = alternate?.attribute("href") ?? id.flatMap { isHTTP($0) ? $0 : nil }
         let date = entry.child("published", atom)?.text ?? entry.child("updated", atom)?.text
-        let title = atomText(entry.child("title", atom)).flatMap { $0.isEmpty ? nil : $0 }
+        let title = nonEmpty(atomText(entry.child("title", atom))) ?? extensionTitle(entry)
             ?? atomText(entry.child("summary", atom) ?? entry.child("content", atom), maxLength: maxExcerpt)
-        return self.entry(title: title, link: alternate?.attribute("href"), date: date,
-                          id: entry.child("id", atom)?.text, base: base)
+        return self.entry(title: title, link: link, date: date, id: id, base: base)
+    }
+
+    /// A title from an extension when the item has none of its own: Dublin Core's, then Media
+    /// RSS's (on the item, in its `media:group` or on its first `media:content`).
+    private static func extensionTitle(_ item: FeedXML.Element) -> String? {
+        if let title = nonEmpty(rssText(item.child("title", dublinCore))) { return title }
+        let group = item.child("group", mediaRSS)
+        let holders = [item, group, item.child("content", mediaRSS), group?.child("content", mediaRSS)].compactMap { $0 }
+        for holder in holders {
+            guard let title = holder.child("title", mediaRSS) else { continue }
+            // Media RSS says plain unless type="html".
+            if let text = nonEmpty(plainText(title.text, html: title.attribute("type") == "html")) { return text }
+        }
+        return nil
+    }
+
+    private static func nonEmpty(_ text: String?) -> String? {
+        text.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func isHTTP(_ link: String) -> Bool {
+        ["http", "https"].contains(scheme(of: link.trimmingWhitespace()))
+    }
+
+    private static func isHTMLType(_ type: String) -> Bool {
+        ["text/html", "application/xhtml+xml", "html", "xhtml"].contains(type.lowercased())
     }
 
     private static func entry(title: String?, link: String?, date: String?, id: String?, base: HTTPClientURL?) -> FeedEntry? {
@@ -102,15 +138,41 @@ enum FeedParser {
                          publishedAt: date.flatMap(parseDate))
     }
 
-    /// An Atom text construct as plain text: `html` is unescaped markup, `xhtml` child elements,
-    /// `text` (the default) plain already.
+    /// An Atom text construct as plain text: `html` is unescaped markup, `xhtml` child elements
+    /// (whose text is already plain: its `&lt;` was text, not a tag), `text` (the default) plain.
     private static func atomText(_ element: FeedXML.Element?, maxLength: Int = maxTitle) -> String? {
         guard let element else { return nil }
-        return plainText(element.text, html: element.attribute("type") == "html", maxLength: maxLength)
+        let type = element.attribute("type")?.lowercased()
+        return plainText(element.text, html: type == "html" || type == "text/html", maxLength: maxLength)
     }
 
-    private static func text(_ element: FeedXML.Element?, html: Bool) -> String? {
-        element.map { plainText($0.text, html: html) }
+    /// An RSS title as plain text. RSS never says whether a title is markup, so it is read as
+    /// HTML only when it looks like it (feedparser's test): a closing tag or a character
+    /// reference. "History of the <blink> tag" keeps its words; "<b>New</b> office" loses its tags.
+    private static func rssText(_ element: FeedXML.Element?) -> String? {
+        element.map { plainText($0.text, html: looksLikeHTML($0.text)) }
+    }
+
+    /// Whether `text` holds a closing tag (`</b>`) or a character reference (`&amp;`, `&#233;`).
+    static func looksLikeHTML(_ text: String) -> Bool {
+        let b = Array(text.utf8.prefix(maxRawTitle))
+        for (n, c) in b.enumerated() where c == 0x3C || c == 0x26 {
+            var j = n + 1
+            if c == 0x3C {
+                guard j < b.count, b[j] == 0x2F else { continue }
+                j += 1
+            } else if j < b.count, b[j] == 0x23 {
+                j += 1
+            }
+            let start = j
+            while j < b.count, j - start < 32, isWordByte(b[j]) { j += 1 }
+            if j > start, j < b.count, b[j] == (c == 0x3C ? 0x3E : 0x3B) { return true }
+        }
+        return false
+    }
+
+    private static func isWordByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F
     }
 
     // MARK: Plain text
@@ -184,14 +246,6 @@ enum FeedParser {
     static let blockTags: Set<String> = ["p", "br", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
                                          "tr", "td", "th", "pre", "hr", "section", "article", "header", "footer", "dd", "dt"]
 
-    static let namedEntities: [String: String] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",
-        "hellip": "…", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”", "laquo": "«", "raquo": "»",
-        "copy": "©", "reg": "®", "trade": "™", "euro": "€", "middot": "·", "bull": "•",
-        "aacute": "á", "eacute": "é", "iacute": "í", "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "uuml": "ü",
-        "Aacute": "Á", "Eacute": "É", "Iacute": "Í", "Oacute": "Ó", "Uacute": "Ú", "Ntilde": "Ñ", "iexcl": "¡", "iquest": "¿",
-    ]
-
     /// HTML character references decoded once (unknown names stay as written).
     static func decodeHTMLEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
@@ -208,7 +262,7 @@ enum FeedParser {
                 } else if name.hasPrefix("#") {
                     value = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init).map { String($0) }
                 } else {
-                    value = namedEntities[name]
+                    value = FeedXML.htmlEntities[name]
                 }
                 if let value {
                     out += value
@@ -225,24 +279,60 @@ enum FeedParser {
 
     // MARK: Links
 
-    /// `raw` as an absolute http(s) URL, resolved against `base` when it is absolute-path or
-    /// scheme-relative; nil for anything else (`javascript:`, `data:`, user info, spaces, …).
+    /// `raw` as an absolute http(s) URL, a relative reference resolved against `base` (the
+    /// feed's address, RFC 3986 §5.2, as feedparser resolves them); nil for anything else
+    /// (`javascript:`, `data:`, user info, spaces, …).
     static func safeLink(_ raw: String, base: HTTPClientURL?) -> String? {
         let link = raw.trimmingWhitespace()
         guard !link.isEmpty, link.utf8.count <= maxURL else { return nil }
         var candidate = link
-        if link.hasPrefix("//") {
-            guard let base else { return nil }
-            candidate = base.scheme.rawValue + ":" + link
-        } else if link.hasPrefix("/") {
-            guard let base else { return nil }
-            candidate = base.scheme.rawValue + "://" + base.hostHeader + link
+        if let scheme = scheme(of: link) {
+            guard scheme == "http" || scheme == "https" else { return nil }
         } else {
-            let lower = link.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return nil }
+            guard let base else { return nil }
+            candidate = link.hasPrefix("//") ? base.scheme.rawValue + ":" + link : resolve(link, against: base)
         }
         guard candidate.utf8.count <= maxURL, (try? HTTPClientURL(candidate)) != nil else { return nil }
         return candidate
+    }
+
+    /// The lower-cased scheme of `link` (`letter *(letter / digit / + / - / .)` before a ':'), if any.
+    private static func scheme(of link: String) -> String? {
+        let name = link.prefix { $0 != ":" && $0 != "/" && $0 != "?" && $0 != "#" }
+        guard name.endIndex < link.endIndex, link[name.endIndex] == ":", let first = name.first, first.isASCII, first.isLetter,
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return name.lowercased()
+    }
+
+    /// A relative reference without a scheme or authority resolved against `base`.
+    static func resolve(_ link: String, against base: HTTPClientURL) -> String {
+        let root = base.scheme.rawValue + "://" + base.hostHeader
+        let basePath = base.target.prefix { $0 != "?" && $0 != "#" }
+        if link.hasPrefix("#") { return root + base.target.prefix { $0 != "#" } + link }
+        if link.hasPrefix("?") { return root + basePath + link }
+        let path = link.prefix { $0 != "?" && $0 != "#" }
+        // A relative path replaces the base's last segment.
+        let directory = basePath.lastIndex(of: "/").map { basePath[...$0] } ?? "/"
+        let merged = path.hasPrefix("/") ? String(path) : String(directory) + path
+        return root + removingDotSegments(merged) + link[path.endIndex...]
+    }
+
+    /// `path` with its `.` and `..` segments applied (RFC 3986 §5.2.4); `..` stops at the root.
+    static func removingDotSegments(_ path: String) -> String {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var out: [Substring] = []
+        for (n, segment) in segments.enumerated() {
+            let last = n == segments.count - 1
+            if segment == ".." {
+                if out.count > 1 { out.removeLast() }
+            } else if segment != "." {
+                out.append(segment)
+                continue
+            }
+            // A trailing "." or ".." names a directory: keep its slash.
+            if last { out.append("") }
+        }
+        return out.joined(separator: "/")
     }
 
     // MARK: Dates
@@ -252,7 +342,7 @@ enum FeedParser {
     static func parseDate(_ raw: String) -> Timestamp? {
         let text = raw.trimmingWhitespace()
         guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
-        let stamp = Timestamp(rfc3339: text.uppercased()) ?? rfc3339WithoutSeconds(text) ?? rfc822(text)
+        let stamp = Timestamp(rfc3339: text.uppercased()) ?? rfc3339WithoutSeconds(text) ?? looseISO(text) ?? rfc822(text)
         guard let stamp, stamp.seconds >= 0, stamp.seconds < 253_402_300_800 else { return nil }
         return stamp
     }
@@ -264,6 +354,17 @@ enum FeedParser {
         let b = Array(t.utf8)
         guard b.count >= 17, b[10] == 0x54, b[13] == 0x3A, b[16] != 0x3A else { return nil }
         return Timestamp(rfc3339: String(t.prefix(16)) + ":00" + t.dropFirst(16))
+    }
+
+    /// `2025-12-02 10:30:00[+01:00]` and zoneless `2025-12-02T10:30:00`, which feedparser reads
+    /// (a missing zone as UTC).
+    private static func looseISO(_ text: String) -> Timestamp? {
+        var b = Array(text.uppercased().utf8)
+        guard b.count >= 16, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20 || b[10] == 0x54 else { return nil }
+        b[10] = 0x54
+        let zoned = b[11...].contains { $0 == 0x5A || $0 == 0x2B || $0 == 0x2D }
+        let t = String(decoding: b, as: UTF8.self) + (zoned ? "" : "Z")
+        return Timestamp(rfc3339: t) ?? rfc3339WithoutSeconds(t)
     }
 
     static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

@@ -1,7 +1,7 @@
-/// A small, strict, bounded XML reader for feeds: UTF-8 (or ISO-8859-1) documents with one root
+/// A small, strict, bounded XML reader for feeds: documents in any `FeedEncoding` with one root
 /// element, namespaces, CDATA, comments and the five predefined entities plus numeric character
-/// references. A DOCTYPE (and so every other entity) is refused, as are documents nested deeper
-/// or holding more elements than the limits — nothing a feed server sends can make it expand,
+/// references. A DOCTYPE that defines entities is refused (one that only names a DTD is skipped,
+/// never fetched), as are documents nested deeper or holding more elements than the limits — nothing a feed server sends can make it expand,
 /// recurse or allocate without bound.
 struct FeedXML {
     /// The bounds a document must keep.
@@ -67,45 +67,21 @@ struct FeedXML {
 
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
 
-    /// Parses `bytes` into its root element; `FeedError` with `.malformed`, `.refused` or
-    /// `.encoding` in words otherwise.
-    static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(FeedError) -> Element {
-        var reader = Reader(bytes: try utf8(bytes), limits: limits)
-        return try reader.document()
-    }
+    /// HTML's common named entities: feeds use them undeclared, and titles hold escaped HTML.
+    static let htmlEntities: [String: String] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",
+        "hellip": "…", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”", "laquo": "«", "raquo": "»",
+        "copy": "©", "reg": "®", "trade": "™", "euro": "€", "middot": "·", "bull": "•",
+        "aacute": "á", "eacute": "é", "iacute": "í", "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "uuml": "ü",
+        "Aacute": "Á", "Eacute": "É", "Iacute": "Í", "Oacute": "Ó", "Uacute": "Ú", "Ntilde": "Ñ", "iexcl": "¡", "iquest": "¿",
+    ]
 
-    /// The document as UTF-8: a UTF-8 byte-order mark dropped, ISO-8859-1 (and its Windows
-    /// superset, read as ISO-8859-1) transcoded; other encodings refused.
-    static func utf8(_ bytes: [UInt8]) throws(FeedError) -> [UInt8] {
-        var body = bytes
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body.removeFirst(3) }
-        if body.starts(with: [0xFE, 0xFF]) || body.starts(with: [0xFF, 0xFE]) || body.starts(with: [0x00, 0x3C]) || body.starts(with: [0x3C, 0x00]) {
-            throw FeedError(.encoding, "the feed is encoded in UTF-16, which is not supported")
-        }
-        if body.starts(with: Array("<?xml".utf8)), let end = body.firstRange(of: Array("?>".utf8)) {
-            let declaration = Array(String(decoding: body[..<end.lowerBound], as: UTF8.self).lowercased().utf8)
-            if let range = declaration.firstRange(of: Array("encoding".utf8)) {
-                let rest = String(decoding: declaration[range.upperBound...], as: UTF8.self)
-                    .drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" || $0 == "\t" }
-                let name = String(rest.prefix { $0 != "\"" && $0 != "'" && $0 != " " })
-                switch name {
-                case "utf-8", "utf8", "us-ascii", "ascii": break
-                case "iso-8859-1", "latin1", "iso-8859-15", "windows-1252", "cp1252":
-                    var out: [UInt8] = []
-                    out.reserveCapacity(body.count + body.count / 8)
-                    for b in body {
-                        if b < 0x80 { out.append(b) } else { out.append(0xC0 | (b >> 6)); out.append(0x80 | (b & 0x3F)) }
-                    }
-                    return out
-                default:
-                    throw FeedError(.encoding, "the feed is encoded in \(name.prefix(40)), which is not supported")
-                }
-            }
-        }
-        guard String(validating: body, as: UTF8.self) != nil else {
-            throw FeedError(.encoding, "the feed is not valid UTF-8 text")
-        }
-        return body
+    /// Parses `bytes` into its root element, transcoding them to UTF-8 first (`charset` is the
+    /// HTTP `Content-Type`'s; see `FeedEncoding` for who wins); `FeedError` with `.malformed`,
+    /// `.refused` or `.encoding` in words otherwise.
+    static func parse(_ bytes: [UInt8], charset: String? = nil, limits: Limits = Limits()) throws(FeedError) -> Element {
+        var reader = Reader(bytes: try FeedEncoding.utf8(bytes, charset: charset), limits: limits)
+        return try reader.document()
     }
 
     /// The tokenizer and tree builder over validated UTF-8 bytes.
@@ -148,8 +124,10 @@ struct FeedXML {
                         guard let end = find("]]>", from: i + 9) else { throw malformed("a CDATA section is not closed") }
                         try appendText(String(decoding: bytes[(i + 9)..<end], as: UTF8.self), to: &stack)
                         i = end + 3
+                    } else if starts("<!DOCTYPE"), root == nil, stack.isEmpty {
+                        try skipDoctype()
                     } else if starts("<!") {
-                        throw FeedError(.refused, "the feed declares a DOCTYPE, which is refused (it could define entities)")
+                        throw malformed("a '<!' that starts no comment, CDATA section or DOCTYPE")
                     } else if starts("</") {
                         i += 2
                         let name = try readName()
@@ -192,6 +170,29 @@ struct FeedXML {
             if let open = stack.last { throw malformed("the document ends before <\(open.qualifiedName)> is closed") }
             guard let root else { throw malformed("the document has no root element") }
             return root
+        }
+
+        /// Steps over a DOCTYPE that only names a DTD (RSS 0.91 feeds carry Netscape's); the DTD
+        /// is never fetched. One with an internal subset is refused: that is where entities, and
+        /// so entity bombs, are defined.
+        private mutating func skipDoctype() throws(FeedError) {
+            var j = i + 9
+            var quote: UInt8?
+            while j < bytes.count, j - i < 1024 {
+                let b = bytes[j]
+                if let q = quote {
+                    if b == q { quote = nil }
+                } else if b == 0x22 || b == 0x27 {
+                    quote = b
+                } else if b == 0x5B { // [
+                    throw FeedError(.refused, "the feed's DOCTYPE declares entities, which is refused")
+                } else if b == 0x3E {
+                    i = j + 1
+                    return
+                }
+                j += 1
+            }
+            throw malformed("the DOCTYPE is not closed")
         }
 
         /// Adds a text node; pieces split by comments or CDATA stay separate nodes (joining them
@@ -292,14 +293,27 @@ struct FeedXML {
         static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 
         private func starts(_ s: StaticString) -> Bool {
-            let n = s.utf8CodeUnitCount
-            guard i + n <= bytes.count else { return false }
-            return s.withUTF8Buffer { p in (0..<n).allSatisfy { bytes[i + $0] == p[$0] } }
+            matches(s, at: i)
         }
 
+        private func matches(_ s: StaticString, at j: Int) -> Bool {
+            let n = s.utf8CodeUnitCount
+            guard j + n <= bytes.count else { return false }
+            let p = s.utf8Start
+            for k in 0..<n where bytes[j + k] != p[k] { return false }
+            return true
+        }
+
+        /// Where `s` next starts; a plain byte scan (the generic `firstRange(of:)` allocated and
+        /// dominated the time of a large feed).
         private func find(_ s: StaticString, from: Int? = nil) -> Int? {
-            let needle = s.withUTF8Buffer { Array($0) }
-            return bytes[(from ?? i)...].firstRange(of: needle)?.lowerBound
+            let first = s.utf8Start.pointee
+            var j = from ?? i
+            while j < bytes.count {
+                if bytes[j] == first, matches(s, at: j) { return j }
+                j += 1
+            }
+            return nil
         }
 
         /// Text or an attribute value with its references decoded; characters XML forbids and
@@ -311,7 +325,14 @@ struct FeedXML {
             while j < raw.endIndex {
                 let b = raw[j]
                 if b == 0x26 { // &
-                    guard let semicolon = raw[j...].prefix(12).firstIndex(of: 0x3B) else { throw malformed("a '&' that starts no reference") }
+                    // A '&' that starts no reference ("Q&A", "?a=1&b=2") is the character itself, as
+                    // feedparser and browsers read it: the commonest slip in hand-made feeds.
+                    guard let semicolon = raw[(j + 1)...].prefix(12).firstIndex(of: 0x3B), semicolon > j + 1,
+                          raw[(j + 1)..<semicolon].allSatisfy(Reader.isReferenceByte) else {
+                        out.append(0x26)
+                        j += 1
+                        continue
+                    }
                     let name = String(decoding: raw[(j + 1)..<semicolon], as: UTF8.self)
                     let scalar: Unicode.Scalar?
                     switch name {
@@ -325,8 +346,14 @@ struct FeedXML {
                             scalar = UInt32(name.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
                         } else if name.hasPrefix("#") {
                             scalar = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
+                        } else if let html = FeedXML.htmlEntities[name] {
+                            // HTML's names (&nbsp;, &eacute;) are used undeclared; each stands for a
+                            // character or two, so nothing can grow.
+                            out.append(contentsOf: Array(html.utf8))
+                            j = semicolon + 1
+                            continue
                         } else {
-                            throw malformed("the entity &\(name.prefix(20)); is not defined (only the five XML entities are)")
+                            throw malformed("the entity &\(name.prefix(20)); is not defined (only XML's five and common HTML ones are)")
                         }
                     }
                     guard let scalar, Reader.isXMLChar(scalar.value) else { throw malformed("the character reference &\(name.prefix(20)); is not allowed") }
@@ -345,6 +372,10 @@ struct FeedXML {
                 j += 1
             }
             return String(decoding: out, as: UTF8.self)
+        }
+
+        static func isReferenceByte(_ b: UInt8) -> Bool {
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x23
         }
 
         static func isXMLChar(_ v: UInt32) -> Bool {

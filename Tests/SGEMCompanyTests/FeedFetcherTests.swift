@@ -116,6 +116,22 @@ struct FeedFetcherTests {
         stub.server.stop()
     }
 
+    @Test("the answer's Content-Type charset decides how an undeclared feed is read")
+    func contentTypeCharset() async throws {
+        let stub = try FeedStub()
+        // ISO-8859-1 bytes and no XML declaration: only the header says what they are.
+        let latin1 = "<rss><channel><title>Peña</title><item><title>Año nuevo</title><guid>1</guid></item></channel></rss>"
+            .unicodeScalars.map { UInt8($0.value) }
+        stub.route("/latin1") { _ in
+            .bytes(StubHTTPServer.response(200, latin1, headers: ["Content-Type: application/rss+xml; charset=ISO-8859-1"]), close: false)
+        }
+        let s = try await serverReading(stub, ["/latin1"])
+        #expect(try await s.feedStatuses().first?["title"] == "Peña")
+        #expect(try await s.feedItems().map { $0["title"]?.stringValue } == ["Año nuevo"])
+        await s.stop()
+        stub.server.stop()
+    }
+
     @Test("a redirect within the feed's site is followed, and relative links resolve against where the feed was found")
     func sameOriginRedirect() async throws {
         let stub = try FeedStub()
