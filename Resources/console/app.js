@@ -103,7 +103,7 @@ function drawHeader() {
   const meLink = $("me");
   document.body.classList.toggle("signed-in", Boolean(me));
   $("logout").hidden = !me;
-  $("menu-toggle").hidden = !me;
+  $("menu-toggle").hidden = !me || mustChoosePassword();
   meLink.hidden = !me;
   if (me) {
     // Until the person chooses a password the picture would be refused: initials instead.

@@ -671,6 +671,11 @@ def a_reset_person_chooses_their_own_password_first_and_the_login_screen_says_wh
     screen(d, "choose-password")
     problems = axe_problems(d, "choose your own password")
     assert not problems, problems
+    # On a phone: no menu to open (nothing else to go to), nothing wider than the screen.
+    d.set_window_size(390, 844)
+    wait_for(d, lambda d: horizontal_overflow(d) <= 0)
+    assert not d.find_element(By.ID, "menu-toggle").is_displayed()
+    assert d.find_element(By.ID, "logout").is_displayed(), "logging out stays possible"
     # After a reload the console no longer knows the temporary password: it asks for it.
     d.refresh()
     screen(d, "choose-password")
