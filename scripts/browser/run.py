@@ -690,7 +690,7 @@ def a_reset_person_chooses_their_own_password_first_and_the_login_screen_says_wh
     confirm.send_keys("my own password")
     d.find_element(By.ID, "pw-submit").click()
     screen(d, "home")
-    assert d.find_element(By.ID, "sidebar").is_displayed()
+    assert d.find_element(By.ID, "menu-toggle").is_displayed(), "the menu is back"
     me = fetch_json(d, "/api/v1/me")
     assert me.get("mustChangePassword") is False, me
     # The new password is the one that logs in now.
