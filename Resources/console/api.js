@@ -5,6 +5,7 @@ import { t, inWords } from "./i18n.js";
 const csrfKey = "sgem.csrf";
 const unsafe = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 let onUnauthenticated = () => {};
+let onPasswordChange = () => {};
 
 /// An error answer from the server (or no answer at all: status 0).
 export class ApiError extends Error {
@@ -47,6 +48,9 @@ export function setCsrfToken(token) {
 /// Called when the session is gone (401, or a CSRF failure): the shell shows the login screen.
 export function setUnauthenticatedHandler(fn) { onUnauthenticated = fn; }
 
+/// Called on 403 password_change_required: the shell shows "Choose your own password".
+export function setPasswordChangeHandler(fn) { onPasswordChange = fn; }
+
 /// Calls `path` under /api/v1. `body` is sent as JSON unless it is a Blob (sent raw with its
 /// type). Resolves to the parsed JSON (null for 204); rejects with ApiError.
 export async function api(method, path, body, { raw = false, quiet401 = false } = {}) {
@@ -85,6 +89,7 @@ export async function api(method, path, body, { raw = false, quiet401 = false } 
     setCsrfToken(null);
     onUnauthenticated(err);
   }
+  if (err.code === "password_change_required") onPasswordChange(err);
   throw err;
 }
 

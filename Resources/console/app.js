@@ -4,8 +4,8 @@
 // exporting render(root, ctx) → optional cleanup. /setup shows the first-run form instead.
 // Logged in, one realtime stream (realtime.js) feeds the screens (ctx.realtime), the notice and
 // chat badges, and the browser notifications the account asked for.
-import { get, post, patch, csrfToken, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
-import { t, lang, setLang, onLangChange, supported, tn } from "./i18n.js";
+import { get, post, patch, csrfToken, setCsrfToken, setUnauthenticatedHandler, setPasswordChangeHandler } from "./api.js";
+import { t, lang, setLang, onLangChange, supported, tn, browserLanguage } from "./i18n.js";
 import { h, avatar } from "./dom.js";
 import * as realtime from "./realtime.js";
 
@@ -34,6 +34,8 @@ const sections = [
 const soonScript = "/assets/screens/soon.js";
 const loginScript = "/assets/screens/login.js";
 const setupScript = "/assets/screens/setup.js";
+const firstPasswordScript = "/assets/screens/first-password.js";
+const firstPasswordRoute = "#/choose-password";
 const home = "#/home";
 const unreadRefreshMs = 60_000;
 
@@ -51,6 +53,7 @@ const state = {
   chatUnread: 0,      // chats with unread messages, shown on "Chat"
   pendingHolidays: 0, // holiday requests waiting for a decision, shown to admins on "Holiday requests"
   chatTimer: null,
+  temporaryPassword: null, // typed at login when the account must choose its own: not asked twice
 };
 const chatRefreshDelayMs = 400;
 const notificationChars = 140;
@@ -86,6 +89,9 @@ async function loadPages() {
 
 function isAdmin() { return state.me?.role === "admin"; }
 
+/// Logged in with a password an admin generated or reset: only "Choose your own password" works.
+function mustChoosePassword() { return Boolean(state.me?.mustChangePassword); }
+
 function translateStatic() {
   for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   $("sidebar").setAttribute("aria-label", t("app.sections"));
@@ -97,10 +103,11 @@ function drawHeader() {
   const meLink = $("me");
   document.body.classList.toggle("signed-in", Boolean(me));
   $("logout").hidden = !me;
-  $("menu-toggle").hidden = !me;
+  $("menu-toggle").hidden = !me || mustChoosePassword();
   meLink.hidden = !me;
   if (me) {
-    meLink.replaceChildren(avatar(me, "xs"), h("span", { id: "me-name" }, me.displayName || me.username));
+    // Until the person chooses a password the picture would be refused: initials instead.
+    meLink.replaceChildren(avatar(mustChoosePassword() ? { ...me, avatarUrl: null } : me, "xs"), h("span", { id: "me-name" }, me.displayName || me.username));
     meLink.title = t("app.signedInAs", { name: me.displayName || me.username });
   } else {
     meLink.replaceChildren();
@@ -111,7 +118,7 @@ function drawNav(current) {
   const nav = $("nav");
   const adminNav = $("nav-admin");
   const sidebar = $("sidebar");
-  sidebar.hidden = !state.me;
+  sidebar.hidden = !state.me || mustChoosePassword();
   const link = (page) => h("li", {}, h("a", {
     href: page.route,
     "aria-current": page.route === current ? "page" : null,
@@ -152,7 +159,7 @@ function countBadge(id, count, key) {
 
 /// Asks the server for a badge's count (when its page exists) and redraws it when it changed.
 async function refreshCount(pageId, stateKey, path, countOf) {
-  if (!state.me || !state.pages.some((p) => p.id === pageId && !p.soon)) return;
+  if (!state.me || mustChoosePassword() || !state.pages.some((p) => p.id === pageId && !p.soon)) return;
   try {
     const count = countOf(await get(path, { quiet401: true }));
     if (count !== state[stateKey]) {
@@ -224,18 +231,32 @@ function listenLive() {
 
 /// The stream runs while someone is logged in.
 function startLive() {
-  if (state.me) realtime.start();
+  if (state.me && !mustChoosePassword()) realtime.start();
   else realtime.stop();
 }
 
 function startUnreadTimer() {
   clearInterval(state.unreadTimer);
-  state.unreadTimer = state.me ? setInterval(refreshUnread, unreadRefreshMs) : null;
+  state.unreadTimer = state.me && !mustChoosePassword() ? setInterval(refreshUnread, unreadRefreshMs) : null;
 }
 
 /// Logged in, the account's language drives the console (not remembered as this device's choice).
+/// An account without a language of its own keeps the browser's until `adoptLanguage` gives it one.
 function followAccountLanguage(user) {
-  if (user && supported(user.language) && user.language !== lang()) setLang(user.language, { remember: false });
+  if (!user || user.languageChosen === false) return;
+  if (supported(user.language) && user.language !== lang()) setLang(user.language, { remember: false });
+}
+
+/// An account without a language of its own takes the browser's when the console speaks it, else
+/// the company's default (what the server gave it), and keeps it: the first login never flips
+/// a Spanish browser to the company's English. Waits until the password is the person's own.
+async function adoptLanguage() {
+  const me = state.me;
+  if (!me || mustChoosePassword() || me.languageChosen !== false) { followAccountLanguage(me); return; }
+  try {
+    state.me = { ...me, ...(await patch("/me", { language: browserLanguage() ?? me.language })) };
+  } catch { /* chosen at the next login */ }
+  followAccountLanguage(state.me);
 }
 
 function setMenu(open) {
@@ -270,7 +291,11 @@ async function render() {
     location.replace("#/login");
     return;
   }
-  if (state.me && (route === "" || route === "#/login")) {
+  if (mustChoosePassword() && route !== firstPasswordRoute) {
+    location.replace(firstPasswordRoute);
+    return;
+  }
+  if (state.me && (route === "" || route === "#/login" || (route === firstPasswordRoute && !mustChoosePassword()))) {
     location.replace(state.returnTo || home);
     state.returnTo = null;
     return;
@@ -282,7 +307,9 @@ async function render() {
   state.cleanup = null;
   const generation = ++state.generation;
   const main = $("main");
-  const page = route === "#/login" ? { id: "login", script: loginScript, key: "login.title" } : state.pages.find((p) => p.route === route);
+  const page = route === "#/login" ? { id: "login", script: loginScript, key: "login.title" }
+    : route === firstPasswordRoute ? { id: "choose-password", script: firstPasswordScript, key: "firstPassword.title" }
+    : state.pages.find((p) => p.route === route);
   if (!page || (page.adminOnly && !isAdmin())) {
     document.title = "sgem";
     main.replaceChildren(h("h1", {}, t("app.notFound")), h("p", {}, h("a", { href: home }, t("soon.back"))));
@@ -313,6 +340,8 @@ async function render() {
     hasPage: (id) => state.pages.some((p) => p.id === id && !p.soon),
     navigate: (hash) => { location.hash = hash; },
     takeFlash: () => { const f = state.flash; state.flash = null; return f; },
+    takeTemporaryPassword: () => { const p = state.temporaryPassword; state.temporaryPassword = null; return p; },
+    passwordChosen,
   };
   try {
     state.cleanup = (await module.render(main, ctx)) ?? null;
@@ -348,17 +377,34 @@ async function renderSetup() {
   });
 }
 
-/// Logs in; on success remembers the CSRF token and opens where the user was going.
+/// Logs in; on success remembers the CSRF token and opens where the user was going (first
+/// "Choose your own password" when an admin generated or reset it).
 async function login(loginName, password) {
   const session = await post("/auth/login", { login: loginName, password });
   setCsrfToken(session.csrfToken);
   state.me = session.user;
+  if (mustChoosePassword()) {
+    state.temporaryPassword = password;
+    location.hash = firstPasswordRoute;
+    return;
+  }
+  await adoptLanguage();
   startUnreadTimer();
   startLive();
   const target = state.returnTo || home;
   state.returnTo = null;
   location.hash = target;
-  followAccountLanguage(session.user);
+}
+
+/// The person chose their own password: the console opens up, in their language, on Home.
+async function passwordChosen() {
+  state.me = { ...state.me, mustChangePassword: false };
+  state.temporaryPassword = null;
+  await adoptLanguage();
+  startUnreadTimer();
+  startLive();
+  state.returnTo = null;
+  location.hash = home;
 }
 
 /// After the first-run form: the session it returned, the console's usual address, Home.
@@ -393,6 +439,7 @@ async function logout() {
   try { (await import("./screens/chat-common.js")).pending.forgetAll(); } catch { /* no chat screens */ }
   setCsrfToken(null);
   state.me = null;
+  state.temporaryPassword = null;
   state.unread = 0;
   state.chatUnread = 0;
   state.pendingHolidays = 0;
@@ -408,8 +455,17 @@ setUnauthenticatedHandler(() => {
   startLive();
   state.flash = "login.expired";
   const route = currentRoute();
-  if (route && route !== "#/login") state.returnTo = route;
+  if (route && route !== "#/login" && route !== firstPasswordRoute) state.returnTo = route;
   location.hash = "#/login";
+});
+
+// An admin reset the password while this console was open (or in another tab): only the form works now.
+setPasswordChangeHandler(() => {
+  if (!state.me || mustChoosePassword()) return;
+  state.me = { ...state.me, mustChangePassword: true };
+  startUnreadTimer();
+  startLive();
+  render();
 });
 
 /// Reads the one-time token from /setup#token=… and takes it out of the address bar (and history).
@@ -453,7 +509,7 @@ async function boot() {
       : Promise.resolve(),
   ]);
   state.pages = pages;
-  followAccountLanguage(state.me);
+  await adoptLanguage();
   startUnreadTimer();
   listenLive();
   startLive();

@@ -1,6 +1,6 @@
 // Small DOM helpers. Everything is built with createElement and textContent, so data from the
 // server is never parsed as HTML.
-import { t, fieldProblem, dateTime, calendarDate } from "./i18n.js";
+import { t, fieldProblem, dateTime, calendarDate, languages, messageLanguages } from "./i18n.js";
 import { put, del } from "./api.js";
 import { twitterURL, linkedinURL, telURL, mailtoURL } from "./links.js";
 
@@ -92,6 +92,21 @@ export function avatar(user, size = "md") {
     return h("img.avatar." + size, { src: user.avatarUrl, alt: "", width: 96, height: 96, loading: "lazy", decoding: "async" });
   }
   return h(`span.avatar.${size}.initials.hue-${Number(user.id) % 8}`, { "aria-hidden": "true" }, initials(user.displayName || user.username));
+}
+
+/// A language list: first what the console speaks, then the languages only messages are
+/// translated into (their screens stay in English, which the groups' names say). `current` is
+/// kept even when it is in neither list; `auto` adds a first, empty choice with that label.
+export function languageSelect(attrs, current, { auto } = {}) {
+  const option = ([code, label]) => h("option", { value: code, lang: code }, label);
+  const known = [...languages, ...messageLanguages].some(([c]) => c === current);
+  const select = h("select", attrs,
+    auto ? h("option", { value: "" }, auto) : null,
+    h("optgroup", { label: t("lang.console") }, ...languages.map(option)),
+    h("optgroup", { label: t("lang.messagesOnly") }, ...messageLanguages.map(option),
+      current && !known ? option([current, current]) : null));
+  select.value = current ?? "";
+  return select;
 }
 
 /// A button that copies `text` to the clipboard and says so.

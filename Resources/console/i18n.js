@@ -36,6 +36,19 @@ const strings = {
     "login.busy": "Logging in…",
     "login.expired": "Your session has ended. Please log in again.",
     "login.loggedOut": "You have logged out.",
+    "login.forgotNamed": "Forgot your password? Ask an admin to reset it: {name}.",
+    "login.forgot": "Forgot your password? Ask an admin of your company to reset it.",
+    "firstPassword.title": "Choose your own password",
+    "firstPassword.intro": "An admin gave you a temporary password. Choose one that only you know to go on.",
+    "firstPassword.temporary": "Temporary password",
+    "firstPassword.submit": "Save my password",
+    "firstPassword.done": "Your password is saved.",
+    "lang.console": "The console speaks it",
+    "lang.messagesOnly": "Messages translated; screens stay in English",
+    "lang.restEnglish": "The console itself speaks English and Spanish; with another language, messages are translated and the screens stay in English.",
+    "admin.language": "Language",
+    "admin.languageAuto": "Their browser's, at the first login",
+    "err.password_change_required": "Choose your own password first.",
 
     "err.network": "The server cannot be reached. Check your connection and try again.",
     "err.invalid_credentials": "The username, email or password is wrong.",
@@ -148,11 +161,11 @@ const strings = {
     "admin.role.admin": "Administrator",
     "admin.role.employee": "Employee",
     "admin.password": "Password (optional)",
-    "admin.passwordHint": "Leave empty to generate one.",
+    "admin.passwordHint": "Leave empty to generate one, which they replace at the first login.",
     "admin.createSubmit": "Create user",
     "admin.created": "{name} has been created.",
     "admin.generated": "Password for {name}",
-    "admin.generatedHint": "It is shown only once. Copy it and pass it on safely.",
+    "admin.generatedHint": "It is shown only once. Copy it and pass it on safely. At the first login they choose their own.",
     "admin.copy": "Copy",
     "admin.copied": "Copied.",
     "admin.dismiss": "Done",
@@ -260,7 +273,7 @@ const strings = {
     "settings.domain": "Email domain",
     "settings.domainHint": "For example example.com: only addresses ending in @example.com may sign up.",
     "settings.language": "Language for new accounts",
-    "settings.languageHint": "Everyone can change their own language later.",
+    "settings.languageHint": "Used until a person first logs in; then the console takes their browser's language when it speaks it. Everyone can change their own language later.",
     "settings.timeZone": "Time zone",
     "settings.timeZoneHint": "Start typing a city, for example Europe/Madrid.",
     "settings.save": "Save settings",
@@ -738,6 +751,19 @@ const strings = {
     "login.busy": "Entrando…",
     "login.expired": "Tu sesión ha terminado. Vuelve a iniciar sesión.",
     "login.loggedOut": "Has cerrado la sesión.",
+    "login.forgotNamed": "¿Has olvidado tu contraseña? Pide a un administrador que la restablezca: {name}.",
+    "login.forgot": "¿Has olvidado tu contraseña? Pide a un administrador de tu empresa que la restablezca.",
+    "firstPassword.title": "Elige tu propia contraseña",
+    "firstPassword.intro": "Un administrador te dio una contraseña temporal. Elige una que solo sepas tú para continuar.",
+    "firstPassword.temporary": "Contraseña temporal",
+    "firstPassword.submit": "Guardar mi contraseña",
+    "firstPassword.done": "Tu contraseña está guardada.",
+    "lang.console": "La consola lo habla",
+    "lang.messagesOnly": "Mensajes traducidos; las pantallas siguen en inglés",
+    "lang.restEnglish": "La consola habla inglés y español; con otro idioma, los mensajes se traducen y las pantallas siguen en inglés.",
+    "admin.language": "Idioma",
+    "admin.languageAuto": "El de su navegador, al entrar por primera vez",
+    "err.password_change_required": "Primero elige tu propia contraseña.",
 
     "err.network": "No se puede contactar con el servidor. Revisa tu conexión e inténtalo de nuevo.",
     "err.invalid_credentials": "El usuario, el correo o la contraseña no son correctos.",
@@ -850,11 +876,11 @@ const strings = {
     "admin.role.admin": "Administrador",
     "admin.role.employee": "Empleado",
     "admin.password": "Contraseña (opcional)",
-    "admin.passwordHint": "Déjala vacía para generar una.",
+    "admin.passwordHint": "Déjala vacía para generar una, que cambiarán al entrar por primera vez.",
     "admin.createSubmit": "Crear usuario",
     "admin.created": "Se ha creado a {name}.",
     "admin.generated": "Contraseña de {name}",
-    "admin.generatedHint": "Solo se muestra una vez. Cópiala y entrégala de forma segura.",
+    "admin.generatedHint": "Solo se muestra una vez. Cópiala y entrégala de forma segura. Al entrar por primera vez elegirán la suya.",
     "admin.copy": "Copiar",
     "admin.copied": "Copiada.",
     "admin.dismiss": "Hecho",
@@ -962,7 +988,7 @@ const strings = {
     "settings.domain": "Dominio de correo",
     "settings.domainHint": "Por ejemplo example.com: solo pueden registrarse las direcciones que terminan en @example.com.",
     "settings.language": "Idioma de las cuentas nuevas",
-    "settings.languageHint": "Cada persona puede cambiar su idioma después.",
+    "settings.languageHint": "Se usa hasta que cada persona entra por primera vez; entonces la consola toma el idioma de su navegador si lo habla. Cada persona puede cambiar su idioma después.",
     "settings.timeZone": "Zona horaria",
     "settings.timeZoneHint": "Empieza a escribir una ciudad, por ejemplo Europe/Madrid.",
     "settings.save": "Guardar ajustes",
@@ -1410,14 +1436,29 @@ const strings = {
 /// The languages the console speaks.
 export const languages = [["en", "English"], ["es", "Español"]];
 
+/// Further languages an account may read messages in (translated); the screens stay in English.
+export const messageLanguages = [["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"], ["it", "Italiano"], ["nl", "Nederlands"],
+  ["pt", "Português"]];
+
 const storageKey = "sgem.lang";
 
 function initialLanguage() {
+  return browserLanguage() ?? "en";
+}
+
+/// The language this browser asks for when the console speaks it: this device's own choice
+/// (the switch before logging in), else the first of the browser's languages the console speaks;
+/// null when it speaks none of them.
+export function browserLanguage() {
   let saved = null;
   try { saved = localStorage.getItem(storageKey); } catch { /* storage may be disabled */ }
   if (saved && strings[saved]) return saved;
-  const preferred = (navigator.languages && navigator.languages[0]) || navigator.language || "en";
-  return preferred.toLowerCase().startsWith("es") ? "es" : "en";
+  const preferred = navigator.languages?.length ? navigator.languages : [navigator.language || ""];
+  for (const tag of preferred) {
+    const code = String(tag).toLowerCase().split("-")[0];
+    if (strings[code]) return code;
+  }
+  return null;
 }
 
 let current = initialLanguage();

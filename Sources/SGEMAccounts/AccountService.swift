@@ -83,6 +83,12 @@ final class AccountService: Sendable {
         }
     }
 
+    /// Whom the login screen names for a forgotten password (`passwordHelpAdminName`).
+    func passwordHelpAdminName() async throws -> String? {
+        let repository = self.repository
+        return try await store.read { db in try repository.passwordHelpAdminName(db) }
+    }
+
     func activeAdminIDs() async throws -> [Int64] {
         let repository = self.repository
         return try await store.read { db in try repository.activeAdminIDs(db) }
@@ -132,9 +138,10 @@ final class AccountService: Sendable {
     /// audit log. With `onlyIfNoActiveAdmin` (first-run setup) it fails with 403 `setup_closed`
     /// when an active admin exists, checked in the same write transaction, so of two concurrent
     /// setups one creates the admin.
-    func create(username: String, email: String, displayName: String, role: UserRole, language: String,
-                passwordHash: String, event: String, actor: Actor, session: NewSession? = nil, request: Request? = nil,
-                onlyIfNoActiveAdmin: Bool = false) async throws -> UserRecord {
+    /// `mustChangePassword`: the password was generated, so it is not the person's own.
+    func create(username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
+                passwordHash: String, mustChangePassword: Bool = false, event: String, actor: Actor, session: NewSession? = nil,
+                request: Request? = nil, onlyIfNoActiveAdmin: Bool = false) async throws -> UserRecord {
         let now = Timestamp.now()
         let repository = self.repository
         let client = SessionManager.ClientInfo(request)
@@ -144,11 +151,13 @@ final class AccountService: Sendable {
                 if try repository.isUsernameTaken(db, username) { throw AccountService.usernameTaken }
                 if try repository.isEmailTaken(db, email.lowercased()) { throw AccountService.emailTaken }
                 let id = try repository.insertUser(db, username: username, email: email, displayName: displayName, role: role, language: language,
-                                                   passwordHash: passwordHash, createdAt: now, lastLoginAt: session == nil ? nil : now)
+                                                   passwordHash: passwordHash, mustChangePassword: mustChangePassword,
+                                                   createdAt: now, lastLoginAt: session == nil ? nil : now)
                 try repository.refreshSearchWords(db, userID: id)
                 if let session { try repository.insertSession(db, session, userID: id, ip: client.ip, userAgent: client.userAgent) }
                 try AccountService.audit(repository, db, event, actor: Actor(userID: actor.userID ?? (session == nil ? nil : id), ip: actor.ip),
-                                         targetID: id, login: username, detail: "role \(role.rawValue)")
+                                         targetID: id, login: username,
+                                         detail: "role \(role.rawValue)" + (mustChangePassword ? ", must choose a password" : ""))
                 return try AccountService.load(repository, db, id)
             }
         } catch let error as StoreError where error.isUniqueViolation {
@@ -207,12 +216,14 @@ final class AccountService: Sendable {
     // MARK: Changing
 
     /// Sets a new password hash and ends sessions: every one but `keepSession` (nil: all).
-    func setPassword(userID: Int64, hash: String, keepSession: Int64?, event: String, actor: Actor) async throws {
+    /// `mustChange`: a reset password, which the person must replace before anything else; a
+    /// password they chose themselves clears that.
+    func setPassword(userID: Int64, hash: String, mustChange: Bool, keepSession: Int64?, event: String, actor: Actor) async throws {
         let repository = self.repository
         let journal = self.journal
         try await store.write { db in
             guard try repository.userState(db, id: userID) != nil else { throw APIError.notFound("no such user") }
-            try repository.setPasswordHash(db, userID: userID, hash)
+            try repository.setPassword(db, userID: userID, hash: hash, mustChange: mustChange)
             try repository.deleteSessions(db, userID: userID, except: keepSession)
             let ended = StreamControl.sessionsRevoked(userID: userID, scope: keepSession.map { .allBut($0) } ?? .all)
             _ = try journal?.append(ended.event, in: db)

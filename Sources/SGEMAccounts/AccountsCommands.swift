@@ -21,7 +21,7 @@ struct AccountsCommands: Sendable {
                                             .value("email", "E", "email address"),
                                             .value("name", "N", "display name (default: the username)"),
                                             .value("role", "ROLE", "admin or employee (default employee)"),
-                                            .value("language", "L", "ISO 639-1 code (default: the company's default language)")] + passwordOptions) { args, ctx in
+                                            .value("language", "L", "ISO 639-1 code (default: the browser's at the first login, else the company's)")] + passwordOptions) { args, ctx in
             let rawUsername = try args.require("username")
             guard let username = AccountRules.username(rawUsername) else {
                 throw CommandError.usage("--username must be 3 to 32 of a-z, 0-9, '.', '_' and '-'")
@@ -29,12 +29,14 @@ struct AccountsCommands: Sendable {
             guard let email = AccountRules.email(try args.require("email")) else { throw CommandError.usage("--email must be an email address") }
             let name = (args.value("name") ?? username).trimmingWhitespace()
             guard !name.isEmpty, name.count <= 100 else { throw CommandError.usage("--name must be 1 to 100 characters") }
-            let language: String
+            let language: AccountLanguage
             if let given = args.value("language") {
-                guard AccountRules.isLanguage(given) else { throw CommandError.usage("--language must be an ISO 639-1 code of two lowercase letters") }
-                language = given
+                guard AccountRules.isLanguage(given) else { throw CommandError.usage("--language " + AccountRules.languageProblem) }
+                language = AccountLanguage(code: given, chosen: true)
             } else {
-                language = try await context.services.resolve((any CompanySettingsProvider).self)?.current().defaultLanguage ?? "en"
+                // None of its own: the company's default until the person's first login in the console.
+                let code = try await context.services.resolve((any CompanySettingsProvider).self)?.current().defaultLanguage ?? "en"
+                language = AccountLanguage(code: code, chosen: false)
             }
             let roleName = args.value("role") ?? "employee"
             guard let role = UserRole(rawValue: roleName) else { throw CommandError.usage("--role must be admin or employee") }
@@ -44,9 +46,13 @@ struct AccountsCommands: Sendable {
                     try await service.checkAvailable(username: username, email: email)
                     let hash = try await service.hasher.hash(password, for: PasswordHasher.commandLineClient)
                     let user = try await service.create(username: username, email: email, displayName: name, role: role, language: language,
-                                                        passwordHash: hash, event: "user.create", actor: .commandLine)
+                                                        passwordHash: hash, mustChangePassword: generated, event: "user.create",
+                                                        actor: .commandLine)
                     ctx.io.print("created \(role.rawValue) '\(user.username)' (id \(user.id))")
-                    if generated { ctx.io.print("password: \(password)") }
+                    if generated {
+                        ctx.io.print("password: \(password)")
+                        ctx.io.print("they choose their own at the first login")
+                    }
                 } catch let error as APIError {
                     throw CommandError.failure(error.message)
                 }
@@ -88,14 +94,16 @@ struct AccountsCommands: Sendable {
         commands.register(Command("activate", summary: "reactivate a user", usage: "USER", positionals: 1...1) { args, ctx in
             try await change(args.positionals[0], role: nil, active: true, ctx) { "activated '\($0)'" }
         })
-        commands.register(Command("reset-password", summary: "set a user's password and end their sessions",
+        commands.register(Command("reset-password", summary: "set a temporary password (replaced at the next login) and end the user's sessions",
                                   usage: "USER (--password-stdin | --random-password)", options: passwordOptions, positionals: 1...1) { args, ctx in
             let (password, generated) = try readPassword(args, ctx)
             try await withService { service in
                 let user = try await find(args.positionals[0], service)
                 let hash = try await service.hasher.hash(password, for: PasswordHasher.commandLineClient)
-                try await service.setPassword(userID: user.id, hash: hash, keepSession: nil, event: "password.reset", actor: .commandLine)
-                ctx.io.print("password of '\(user.username)' reset; their sessions have ended")
+                // A reset password, typed or generated, is not the person's own (the contract's "reset").
+                try await service.setPassword(userID: user.id, hash: hash, mustChange: true, keepSession: nil, event: "password.reset",
+                                              actor: .commandLine)
+                ctx.io.print("password of '\(user.username)' reset; their sessions have ended; they choose their own at the next login")
                 if generated { ctx.io.print("password: \(password)") }
             }
         })

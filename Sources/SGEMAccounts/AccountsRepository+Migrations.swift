@@ -114,5 +114,14 @@ extension AccountsRepository {
                 CREATE INDEX accounts_audit_by_target ON accounts_audit (target_id, id);
                 """)
         }
+        if last == "accounts.003_folded_search_keys" { return }
+        // A generated or reset password is not the person's own: `must_change_password` holds every
+        // other endpoint back until they choose one. `language_chosen` is 0 while the account
+        // follows the company's default language (none of its own yet), so the console can adopt
+        // the browser's at the first login; accounts that exist already keep theirs (1).
+        migrations.add("accounts.004_first_password_and_language", sql: """
+            ALTER TABLE accounts_users ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE accounts_users ADD COLUMN language_chosen INTEGER NOT NULL DEFAULT 1;
+            """)
     }
 }

@@ -11,7 +11,7 @@ struct AccountsRepository: Sendable {
     /// The columns `UserRecord.init(row:)` reads by position: every SELECT of users starts with them, in this order.
     static let userColumns = """
         id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country,
-        language, notifications_enabled, avatar_version, created_at, last_login_at
+        language, notifications_enabled, avatar_version, created_at, last_login_at, must_change_password, language_chosen
         """
 
     // MARK: Users
@@ -118,14 +118,14 @@ struct AccountsRepository: Sendable {
     }
 
     /// Inserts an active user and returns its id.
-    func insertUser(_ db: Database, username: String, email: String, displayName: String, role: UserRole, language: String,
-                    passwordHash: String, createdAt: Timestamp, lastLoginAt: Timestamp?) throws -> Int64 {
+    func insertUser(_ db: Database, username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
+                    passwordHash: String, mustChangePassword: Bool, createdAt: Timestamp, lastLoginAt: Timestamp?) throws -> Int64 {
         let row = try db.queryOne("""
             INSERT INTO accounts_users (username, email, email_lower, password_hash, role, active, display_name, name_key,
-                                        language, created_at, last_login_at)
-            VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING id
+                                        language, language_chosen, must_change_password, created_at, last_login_at)
+            VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, SearchKey.fold(displayName),
-            language, createdAt.milliseconds, lastLoginAt?.milliseconds)
+            language.code, language.chosen, mustChangePassword, createdAt.milliseconds, lastLoginAt?.milliseconds)
         return row?.int64("id") ?? db.lastInsertRowID
     }
 
@@ -148,6 +148,21 @@ struct AccountsRepository: Sendable {
         try db.execute("UPDATE accounts_users SET password_hash = ? WHERE id = ?", hash, userID)
     }
 
+    /// Sets a new password hash and whether the person must replace it before anything else.
+    func setPassword(_ db: Database, userID: Int64, hash: String, mustChange: Bool) throws {
+        try db.execute("UPDATE accounts_users SET password_hash = ?, must_change_password = ? WHERE id = ?", hash, mustChange, userID)
+    }
+
+    /// The display name of the first active admin (by id: usually whoever set the company up)
+    /// whose display name is not their username, so the login screen names no login; nil when none.
+    func passwordHelpAdminName(_ db: Database) throws -> String? {
+        try db.queryOne("""
+            SELECT display_name FROM accounts_users
+            WHERE role = 'admin' AND active = 1 AND lower(display_name) != username AND lower(display_name) != email_lower
+            ORDER BY id LIMIT 1
+            """)?.string("display_name")
+    }
+
     func setLastLogin(_ db: Database, userID: Int64, at time: Timestamp) throws {
         try db.execute("UPDATE accounts_users SET last_login_at = ? WHERE id = ?", time.milliseconds, userID)
     }
@@ -165,14 +180,16 @@ struct AccountsRepository: Sendable {
     /// The session whose token has `digest`, with its user's name, role and active flag.
     func session(_ db: Database, tokenDigest digest: String) throws -> StoredSession? {
         try db.queryOne("""
-            SELECT s.id, s.user_id, s.csrf_digest, s.created_at, s.last_used_at, s.expires_at, u.username, u.role, u.active
+            SELECT s.id, s.user_id, s.csrf_digest, s.created_at, s.last_used_at, s.expires_at, u.username, u.role, u.active,
+                   u.must_change_password
             FROM accounts_sessions s JOIN accounts_users u ON u.id = s.user_id WHERE s.token_digest = ?
             """, digest).flatMap { row in
             guard let id = row.int64("id"), let userID = row.int64("user_id") else { return nil }
             return StoredSession(id: id, userID: userID, csrfDigest: row.string("csrf_digest") ?? "",
                                  createdAt: row.int64("created_at") ?? 0, lastUsedAt: row.int64("last_used_at") ?? 0,
                                  expiresAt: row.int64("expires_at") ?? 0, username: row.string("username") ?? "",
-                                 role: UserRole(rawValue: row.string("role") ?? "") ?? .employee, userActive: row.bool("active") ?? false)
+                                 role: UserRole(rawValue: row.string("role") ?? "") ?? .employee, userActive: row.bool("active") ?? false,
+                                 mustChangePassword: row.bool("must_change_password") ?? false)
         }
     }
 
@@ -285,6 +302,8 @@ struct StoredSession: Sendable {
     let username: String
     let role: UserRole
     let userActive: Bool
+    /// The password was generated or reset: only setting a new one is allowed.
+    let mustChangePassword: Bool
 }
 
 /// A stored profile picture.

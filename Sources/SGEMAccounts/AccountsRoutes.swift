@@ -21,6 +21,9 @@ struct AccountsRoutes: Sendable {
     func register(_ routes: RouteGroup) {
         let anyone = routes
         let user = routes.group("", middleware: [RequireUser(services: services)])
+        // What a person whose password was generated or reset may still do: see who they are,
+        // choose their own password, log out. Everything else answers 403 password_change_required.
+        let pending = routes.group("", middleware: [RequireUser(services: services, whilePasswordChangeRequired: true)])
         let admin = routes.group("/admin", middleware: [RequireAdmin(services: services)])
 
         anyone.post("/auth/login", maxBody: 8 * 1024, doc: RouteDoc(
@@ -69,7 +72,15 @@ struct AccountsRoutes: Sendable {
                         AccountsRoutes.busy])) { request, context in
             try await setup(request, context)
         }
-        user.post("/auth/logout", doc: RouteDoc(summary: "End this session and clear the cookie", tags: ["accounts"],
+        anyone.get("/auth/password-help", doc: RouteDoc(
+            summary: "Whom to ask about a forgotten password, for the login screen (no token needed)",
+            description: """
+                There is no e-mail: an admin resets a forgotten password. adminName is the display name of the first                 active admin (by id: usually whoever set the company up) whose display name is not their username or                 email, so that nothing here helps to guess a login; null when there is none.
+                """, tags: ["accounts"],
+            responses: [ResponseDoc(status: 200, description: "Whom to ask", schema: object(["adminName": nullableString], required: ["adminName"]))])) { _, _ in
+            .json(["adminName": try await service.passwordHelpAdminName().map(JSONValue.string) ?? .null] as JSONValue)
+        }
+        pending.post("/auth/logout", doc: RouteDoc(summary: "End this session and clear the cookie", tags: ["accounts"],
                                                 responses: [ResponseDoc(status: 204, description: "Logged out")], authenticated: true)) { request, context in
             let me = try context.user()
             try await service.logout(me, request: request)
@@ -77,7 +88,9 @@ struct AccountsRoutes: Sendable {
             response.headers.add("Set-Cookie", SessionManager.clearingCookie(secure: request.isSecure))
             return response
         }
-        user.get("/me", doc: RouteDoc(summary: "The logged-in user, with private settings", tags: ["accounts"],
+        pending.get("/me", doc: RouteDoc(
+            summary: "The logged-in user, with private settings",
+            description: AccountsRoutes.passwordChangeRequiredDoc, tags: ["accounts"],
                                       responses: [ResponseDoc(status: 200, description: "The user", schema: privateUserSchema)],
                                       authenticated: true)) { _, context in
             guard let record = try await service.user(id: try context.user().id) else { throw APIError.notFound("no such user") }
@@ -95,8 +108,10 @@ struct AccountsRoutes: Sendable {
             let record = try await service.update(userID: me.id, changes: changes, actor: .user(me.id, request))
             return .json(record.privateJSON)
         }
-        user.put("/me/password", maxBody: 8 * 1024, doc: RouteDoc(
-            summary: "Change my password; my other sessions end", tags: ["accounts"],
+        pending.put("/me/password", maxBody: 8 * 1024, doc: RouteDoc(
+            summary: "Change my password; my other sessions end",
+            description: "Choosing my own password clears mustChangePassword. " + AccountsRoutes.passwordChangeRequiredDoc,
+            tags: ["accounts"],
             requestSchema: object(["currentPassword": string, "newPassword": string], required: ["currentPassword", "newPassword"]),
             responses: [ResponseDoc(status: 204, description: "Changed"),
                         ResponseDoc(status: 422, description: "validation_failed (currentPassword is incorrect, newPassword too short)"),
@@ -156,7 +171,12 @@ struct AccountsRoutes: Sendable {
         }
 
         admin.post("/users", maxBody: 16 * 1024, doc: RouteDoc(
-            summary: "Create a user; a password is generated (and shown once) when none is given", tags: ["accounts", "admin"],
+            summary: "Create a user; a password is generated (and shown once) when none is given",
+            description: """
+                With a generated password the user must choose their own at the first login (mustChangePassword). \
+                Without language the account follows the company's default until its first login in the console, \
+                which adopts the browser's language when the console speaks it (languageChosen false until then).
+                """, tags: ["accounts", "admin"],
             requestSchema: object(["username": string, "email": string, "displayName": string, "role": ["type": "string", "enum": ["admin", "employee"]],
                                    "password": string, "language": string], required: ["username", "email"]),
             responses: [ResponseDoc(status: 201, description: "Created", schema: object(["user": userSchema, "password": string])),
@@ -188,7 +208,8 @@ struct AccountsRoutes: Sendable {
             return .json(record.publicJSON)
         }
         admin.post("/users/{id}/password-reset", doc: RouteDoc(
-            summary: "Give a user a new temporary password (shown once); all their sessions end", tags: ["accounts", "admin"],
+            summary: "Give a user a new temporary password (shown once); all their sessions end",
+            description: "The user must choose their own at the next login (mustChangePassword).", tags: ["accounts", "admin"],
             responses: [ResponseDoc(status: 200, description: "The temporary password", schema: object(["password": string])),
                         ResponseDoc(status: 404, description: "not_found")], authenticated: true)) { request, context in
             let me = try context.user()
@@ -197,7 +218,8 @@ struct AccountsRoutes: Sendable {
             }
             let password = AccountRules.generatedPassword()
             let hash = try await hasher.hash(password, for: request.clientAddress)
-            try await service.setPassword(userID: id, hash: hash, keepSession: nil, event: "password.reset", actor: .user(me.id, request))
+            try await service.setPassword(userID: id, hash: hash, mustChange: true, keepSession: nil, event: "password.reset",
+                                          actor: .user(me.id, request))
             return AccountsRoutes.notStored(.json(["password": .string(password)] as JSONValue))
         }
         admin.put("/users/{id}/avatar", maxBody: AccountsRoutes.maxAvatarBytes, doc: RouteDoc(
@@ -391,7 +413,7 @@ struct AccountsRoutes: Sendable {
     /// The username, email, display name and language of a new account, checked like every
     /// account creation (problems recorded in `body`); the company's default language when none
     /// is given.
-    func newAccountFields(_ body: inout JSONBody) async throws -> (username: String, email: String, displayName: String, language: String) {
+    func newAccountFields(_ body: inout JSONBody) async throws -> (username: String, email: String, displayName: String, language: AccountLanguage) {
         let rawUsername = body.string("username", required: true)
         let rawEmail = body.string("email", required: true)
         let username = rawUsername.flatMap(AccountRules.username)
@@ -400,9 +422,9 @@ struct AccountsRoutes: Sendable {
         if rawEmail != nil && email == nil { body.problem("email", "must be an email address") }
         let displayName = AccountsRoutes.displayName(body.string("displayName"), fallback: username ?? "", body: &body)
         let settings = try await runtime.companySettings.current()
-        let language = body.string("language") ?? settings.defaultLanguage
-        if !AccountRules.isLanguage(language) { body.problem("language", "must be an ISO 639-1 code of two lowercase letters") }
-        return (username ?? "", email ?? "", displayName, language)
+        let given = body.string("language")
+        if let given, !AccountRules.isLanguage(given) { body.problem("language", AccountRules.languageProblem) }
+        return (username ?? "", email ?? "", displayName, AccountLanguage(code: given ?? settings.defaultLanguage, chosen: given != nil))
     }
 
     /// Stores `request`'s body as the picture of `userID` and answers `{avatarUrl}`.
@@ -438,7 +460,8 @@ struct AccountsRoutes: Sendable {
         }
         runtime.throttle.succeed(attempt)
         let newHash = try await hasher.hash(new, for: address)
-        try await service.setPassword(userID: me.id, hash: newHash, keepSession: me.sessionID, event: "password.change", actor: .user(me.id, request))
+        try await service.setPassword(userID: me.id, hash: newHash, mustChange: false, keepSession: me.sessionID, event: "password.change",
+                                      actor: .user(me.id, request))
         return .noContent()
     }
 
@@ -457,7 +480,8 @@ struct AccountsRoutes: Sendable {
         let password = given ?? AccountRules.generatedPassword()
         let hash = try await hasher.hash(password, for: request.clientAddress)
         let record = try await service.create(username: username, email: email, displayName: displayName, role: role, language: language,
-                                              passwordHash: hash, event: "user.create", actor: .user(me.id, request))
+                                              passwordHash: hash, mustChangePassword: given == nil, event: "user.create",
+                                              actor: .user(me.id, request))
         var out: [(String, JSONValue)] = [("user", record.publicJSON)]
         if given == nil { out.append(("password", .string(password))) }
         return AccountsRoutes.notStored(.json(.object(out), status: 201))
@@ -504,6 +528,13 @@ struct AccountsRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// What a person whose password is not their own may do, for the API description.
+    static let passwordChangeRequiredDoc = """
+        While mustChangePassword is true (an admin generated or reset the password), only GET /me, \
+        PUT /me/password and POST /auth/logout answer (besides what needs no login); every other endpoint, \
+        the realtime stream included, answers 403 password_change_required.
+        """
 
     /// `response` marked never to be stored by a browser or proxy: it carries a password or a session.
     static func notStored(_ response: Response) -> Response {
@@ -554,8 +585,9 @@ struct AccountsRoutes: Sendable {
         if body.has("language") {
             if let language = body.string("language"), AccountRules.isLanguage(language) {
                 changes.append(("language", .text(language)))
+                changes.append(("language_chosen", .integer(1)))
             } else {
-                body.problem("language", "must be an ISO 639-1 code of two lowercase letters")
+                body.problem("language", AccountRules.languageProblem)
             }
         }
         if let enabled = body.bool("notificationsEnabled") { changes.append(("notifications_enabled", .integer(enabled ? 1 : 0))) }
@@ -600,7 +632,8 @@ let userSchema = object([
 ])
 
 let privateUserSchema: JSONValue = ["allOf": [userSchema, object(["notificationsEnabled": boolean,
-                                                                   "lastLoginAt": ["type": "string", "format": "date-time", "nullable": true]])]]
+                                                                   "lastLoginAt": ["type": "string", "format": "date-time", "nullable": true],
+                                                                   "mustChangePassword": boolean, "languageChosen": boolean])]]
 
 let sessionSchema = object(["token": string, "csrfToken": string, "expiresAt": ["type": "string", "format": "date-time"], "user": privateUserSchema])
 

@@ -81,7 +81,8 @@ final class SessionManager: SessionAuthenticator {
         if now - session.lastUsedAt >= SessionManager.renewInterval {
             await renew(session, now: now)
         }
-        return AuthenticatedUser(id: session.userID, username: session.username, role: session.role, sessionID: session.id, viaCookie: viaCookie)
+        return AuthenticatedUser(id: session.userID, username: session.username, role: session.role, sessionID: session.id,
+                                 viaCookie: viaCookie, mustChangePassword: session.mustChangePassword)
     }
 
     /// Slides the session's expiry. A failure here (a busy or failing store) must not fail the

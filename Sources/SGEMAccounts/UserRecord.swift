@@ -22,6 +22,10 @@ struct UserRecord: Sendable {
     let avatarVersion: Int64?
     let createdAt: Timestamp
     let lastLoginAt: Timestamp?
+    /// The password was generated or reset by an admin: the person must choose their own first.
+    let mustChangePassword: Bool
+    /// False while the account follows the company's default language, having none of its own.
+    let languageChosen: Bool
 
     /// A row with `AccountsRepository.userColumns`.
     init(row: Row) {
@@ -45,6 +49,8 @@ struct UserRecord: Sendable {
         avatarVersion = row.int64(at: 15)
         createdAt = row.timestamp(at: 16) ?? Timestamp(seconds: 0)
         lastLoginAt = row.timestamp(at: 17)
+        mustChangePassword = row.bool(at: 18) ?? false
+        languageChosen = row.bool(at: 19) ?? true
     }
 
     /// `/api/v1/users/{id}/avatar?v={version}`, nil without an avatar.
@@ -58,6 +64,8 @@ struct UserRecord: Sendable {
         .object(publicFields + [
             ("notificationsEnabled", .bool(notificationsEnabled)),
             ("lastLoginAt", lastLoginAt.map { .string($0.rfc3339()) } ?? .null),
+            ("mustChangePassword", .bool(mustChangePassword)),
+            ("languageChosen", .bool(languageChosen)),
         ])
     }
 
@@ -86,6 +94,13 @@ struct UserRecord: Sendable {
     var directoryUser: DirectoryUser {
         DirectoryUser(id: id, username: username, displayName: displayName, email: email, role: role, active: active, language: language)
     }
+}
+
+/// A new account's language: the one given (its own), or the company's default, followed until
+/// the person chooses one (`chosen` false).
+struct AccountLanguage: Sendable {
+    let code: String
+    let chosen: Bool
 }
 
 /// Checks and normalisation for account fields.
@@ -120,6 +135,8 @@ enum AccountRules {
         if password.utf8.count > PasswordHasher.maxPasswordBytes { return "must be at most \(PasswordHasher.maxPasswordBytes) bytes" }
         return nil
     }
+
+    static let languageProblem = "must be an ISO 639-1 code of two lowercase letters"
 
     /// ISO 639-1: two lowercase ASCII letters.
     static func isLanguage(_ s: String) -> Bool {

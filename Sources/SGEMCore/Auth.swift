@@ -15,13 +15,17 @@ public struct AuthenticatedUser: Sendable, Equatable {
     public let sessionID: Int64?
     /// True when the session cookie (not a bearer token) authenticated the request.
     public let viaCookie: Bool
+    /// The account's password was generated or reset by an admin: until the person chooses
+    /// their own, only the routes that say so answer (`RequireUser(…, whilePasswordChangeRequired:)`).
+    public let mustChangePassword: Bool
 
-    public init(id: Int64, username: String, role: UserRole, sessionID: Int64?, viaCookie: Bool) {
+    public init(id: Int64, username: String, role: UserRole, sessionID: Int64?, viaCookie: Bool, mustChangePassword: Bool = false) {
         self.id = id
         self.username = username
         self.role = role
         self.sessionID = sessionID
         self.viaCookie = viaCookie
+        self.mustChangePassword = mustChangePassword
     }
 
     /// Whether the user is an admin.
@@ -62,23 +66,34 @@ extension RequestContext {
 
 /// Lets only authenticated users through (401 `unauthenticated` otherwise) and stores the user
 /// in `context[CurrentUser.self]`. The authenticator is looked up per request, so the middleware
-/// can be built before the accounts module boots.
+/// can be built before the accounts module boots. A user who must choose a new password first
+/// gets 403 `password_change_required`, unless the route is one of the few that allow it.
 public struct RequireUser: Middleware {
     let services: ServiceRegistry
     let allowQueryToken: Bool
+    let whilePasswordChangeRequired: Bool
 
     /// - Parameter allowQueryToken: accept the bearer token as `?token=` too. Only for routes
     ///   whose clients cannot send headers (`/api/v1/realtime`, calendar feeds): a token in a URL
     ///   ends up in logs and histories, so ordinary routes ignore it.
-    public init(services: ServiceRegistry, allowQueryToken: Bool = false) {
+    /// - Parameter whilePasswordChangeRequired: let through a user whose password was generated
+    ///   or reset (only for what choosing a new one needs: `GET /me`, `PUT /me/password`, logout).
+    public init(services: ServiceRegistry, allowQueryToken: Bool = false, whilePasswordChangeRequired: Bool = false) {
         self.services = services
         self.allowQueryToken = allowQueryToken
+        self.whilePasswordChangeRequired = whilePasswordChangeRequired
     }
 
     public func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
-        _ = try await RequireUser.resolve(request, context: context, services: services, allowQueryToken: allowQueryToken)
+        let user = try await RequireUser.resolve(request, context: context, services: services, allowQueryToken: allowQueryToken)
+        if user.mustChangePassword && !whilePasswordChangeRequired { throw RequireUser.passwordChangeRequired }
         return try await next(request, context)
     }
+
+    /// The answer to a user who must choose their own password before anything else.
+    public static let passwordChangeRequired = APIError(
+        status: 403, code: "password_change_required",
+        message: "your password was set by an admin: choose your own first (PUT /api/v1/me/password)")
 
     /// Authenticates once per request; a second middleware reuses the stored user.
     static func resolve(_ request: Request, context: RequestContext, services: ServiceRegistry,
@@ -102,6 +117,7 @@ public struct RequireAdmin: Middleware {
 
     public func respond(to request: Request, context: RequestContext, next: Handler) async throws -> Response {
         let user = try await RequireUser.resolve(request, context: context, services: services)
+        if user.mustChangePassword { throw RequireUser.passwordChangeRequired }
         guard user.isAdmin else { throw APIError.forbidden("this needs an admin") }
         return try await next(request, context)
     }

@@ -360,7 +360,12 @@ extension ModuleServer {
         }
         var all = MigrationList()
         AccountsRepository.registerMigrations(&all)
-        #expect(try await store.migrate(all) == ["accounts.002_integer_timestamps", "accounts.003_folded_search_keys"])
+        #expect(try await store.migrate(all) == ["accounts.002_integer_timestamps", "accounts.003_folded_search_keys",
+                                                "accounts.004_first_password_and_language"])
+        // Accounts from before keep their password and their language as their own.
+        let kept = try await store.read { db in try db.queryOne("SELECT must_change_password, language_chosen FROM accounts_users WHERE id = 1") }
+        #expect(kept?["must_change_password"] == .integer(0))
+        #expect(kept?["language_chosen"] == .integer(1))
         let repository = AccountsRepository()
         let (ann, bob, types, session, audit) = try await store.read { db in
             (try repository.user(db, id: 1), try repository.user(db, id: 2),
@@ -381,8 +386,9 @@ extension ModuleServer {
         #expect(audit.first?.json["at"] == "2026-11-30T20:24:06Z", "the API still shows RFC 3339")
         // New rows are written as integers too.
         let newID = try await store.write { db in
-            try repository.insertUser(db, username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee, language: "en",
-                                      passwordHash: "x", createdAt: Timestamp(milliseconds: 1_000_123), lastLoginAt: nil)
+            try repository.insertUser(db, username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee,
+                                      language: AccountLanguage(code: "en", chosen: true), passwordHash: "x", mustChangePassword: false,
+                                      createdAt: Timestamp(milliseconds: 1_000_123), lastLoginAt: nil)
         }
         let cat = try await store.read { db in try db.queryOne("SELECT created_at FROM accounts_users WHERE id = ?", newID) }
         #expect(cat?["created_at"] == .integer(1_000_123))

@@ -273,7 +273,7 @@ extension LoginThrottle {
 
         // Once the costly hash is gone, the cost comes back down with the next read.
         let dear = try #require(try await service.user(login: "dear")?.0)
-        try await service.setPassword(userID: dear.id, hash: try await hasher.hash("new", for: "t"), keepSession: nil,
+        try await service.setPassword(userID: dear.id, hash: try await hasher.hash("new", for: "t"), mustChange: true, keepSession: nil,
                                       event: "password.reset", actor: .commandLine)
         #expect(try #require(PasswordHasher.parse(await service.dummyHash())).parameters.logN == 10)
         await store.close()

@@ -212,6 +212,17 @@ def create_employee(server, username="eve", name="Eve Employee"):
     return name
 
 
+def choose_own_password(d, password):
+    """On "Choose your own password" (after logging in with a generated or reset password):
+    chooses `password` and waits for Home. Returns it."""
+    screen(d, "choose-password")
+    d.find_element(By.ID, "pw-new").send_keys(password)
+    d.find_element(By.ID, "pw-confirm").send_keys(password)
+    d.find_element(By.ID, "pw-submit").click()
+    screen(d, "home")
+    return password
+
+
 class Api:
     """The JSON API with a bearer token, to prepare data a test is not about."""
 
@@ -310,15 +321,21 @@ def language_is_the_browsers_before_login_and_follows_the_account_after(ctx):
     wait_for(d, lambda d: "no son correctos" in d.find_element(By.CSS_SELECTOR, "#login-form .notice").text)
     d.find_element(By.ID, "login-password").send_keys(ADMIN_PASSWORD)
     d.find_element(By.ID, "login-submit").click()
-    # Logged in, the account's language (English, the company default) drives the console.
+    # The account has no language of its own (the company's English is only its default): the
+    # first login keeps the browser's Spanish and makes it the account's.
     screen(d, "home")
-    wait_for(d, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en")
-    assert d.find_element(By.ID, "logout").text == "Log out"
-    # An admin screen (the translation settings) in English…
+    wait_for(d, lambda d: fetch_json(d, "/api/v1/me").get("language") == "es")
+    assert fetch_json(d, "/api/v1/me").get("languageChosen") is True
+    assert d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "es"
+    assert d.find_element(By.ID, "logout").text == "Cerrar sesión"
+    # English, chosen in the top bar: an admin screen (the translation settings) in English…
+    Select(d.find_element(By.ID, "lang")).select_by_value("en")
+    wait_for(d, lambda d: fetch_json(d, "/api/v1/me").get("language") == "en")
     d.get(server.url + "/#/admin/translation")
     screen(d, "admin-translation")
     wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Translation")
-    # …and in Spanish, chosen once in the top bar: the account's setting from now on.
+    assert d.find_element(By.ID, "logout").text == "Log out"
+    # …and Spanish again, chosen once in the top bar: the account's setting from now on.
     Select(d.find_element(By.ID, "lang")).select_by_value("es")
     wait_for(d, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Traducción")
     wait_for(d, lambda d: fetch_json(d, "/api/v1/me").get("language") == "es")
@@ -608,7 +625,8 @@ def admin_creates_a_user_who_then_logs_in(ctx):
         wait_for(d, lambda d: d.find_elements(By.ID, "login-form"))
         shown = login(d, server, "linus", secret)
         assert shown == "Linus Torvalds", shown
-        screen(d, "home")
+        # The reset password is not his own: he chooses one first, then lands on Home.
+        secret = choose_own_password(d, "linus own password")
         # An employee sees no administration.
         assert not d.find_elements(By.CSS_SELECTOR, "#sidebar a[href='#/admin/users']")
         d.get(server.url + "/#/admin/users")
@@ -629,6 +647,99 @@ def admin_creates_a_user_who_then_logs_in(ctx):
         assert not errors, errors
     finally:
         d.quit()
+
+
+@test
+def a_reset_person_chooses_their_own_password_first_and_the_login_screen_says_whom_to_ask(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    create_employee(server)
+    out = server.admin("reset-password", "eve", "--random-password")
+    assert out.returncode == 0, out.stderr
+    temporary = re.search(r"^password: (\S+)$", out.stdout, re.M).group(1)
+    d = ctx["browser"]()
+    d.get(server.url + "/")
+    # No e-mail: the login screen names an admin to ask (a display name, never a login).
+    wait_for(d, lambda d: d.find_element(By.ID, "login-forgot").text == "Forgot your password? Ask an admin to reset it: Ada Admin.")
+    login(d, server, "eve", temporary)
+    screen(d, "choose-password")
+    assert d.find_element(By.TAG_NAME, "h1").text == "Choose your own password"
+    assert not d.find_element(By.ID, "pw-current").is_displayed(), "the temporary password just typed is not asked again"
+    assert not d.find_element(By.ID, "sidebar").is_displayed(), "nothing else to go to yet"
+    # Any other address comes back here.
+    d.get(server.url + "/#/directory")
+    screen(d, "choose-password")
+    problems = axe_problems(d, "choose your own password")
+    assert not problems, problems
+    # On a phone: no menu to open (nothing else to go to), nothing wider than the screen.
+    d.set_window_size(390, 844)
+    wait_for(d, lambda d: horizontal_overflow(d) <= 0)
+    assert not d.find_element(By.ID, "menu-toggle").is_displayed()
+    assert d.find_element(By.ID, "logout").is_displayed(), "logging out stays possible"
+    # After a reload the console no longer knows the temporary password: it asks for it.
+    d.refresh()
+    screen(d, "choose-password")
+    wait_for(d, lambda d: d.find_element(By.ID, "pw-current").is_displayed())
+    d.find_element(By.ID, "pw-current").send_keys(temporary)
+    d.find_element(By.ID, "pw-new").send_keys("my own password")
+    d.find_element(By.ID, "pw-confirm").send_keys("my own typo")
+    d.find_element(By.ID, "pw-submit").click()
+    wait_for(d, lambda d: d.find_element(By.ID, "pw-confirm-error").is_displayed())
+    confirm = d.find_element(By.ID, "pw-confirm")
+    confirm.clear()
+    confirm.send_keys("my own password")
+    d.find_element(By.ID, "pw-submit").click()
+    screen(d, "home")
+    assert d.find_element(By.ID, "menu-toggle").is_displayed(), "the menu is back"
+    me = fetch_json(d, "/api/v1/me")
+    assert me.get("mustChangePassword") is False, me
+    # The new password is the one that logs in now.
+    Api(server, "eve", "my own password")
+    errors = script_errors(d)
+    assert not errors, errors
+
+
+@test
+def a_spanish_browsers_first_login_keeps_spanish_and_the_admin_offers_languages(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    # Ana has no language of her own: the company's (English) is only her default.
+    status, created = api.call("POST", "/admin/users", {"username": "ana", "email": "ana@example.com", "displayName": "Ana Ruiz",
+                                                       "password": "password-of-ana"})
+    assert status == 201 and created["user"]["language"] == "en", (status, created)
+    d = ctx["browser"]("es-ES")
+    d.get(server.url + "/")
+    wait_for(d, lambda d: d.find_element(By.ID, "login-forgot").text
+             == "¿Has olvidado tu contraseña? Pide a un administrador que la restablezca: Ada Admin.")
+    login(d, server, "ana", "password-of-ana")
+    screen(d, "home")
+    wait_for(d, lambda d: fetch_json(d, "/api/v1/me").get("language") == "es")
+    assert d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "es"
+    assert d.find_element(By.ID, "logout").text == "Cerrar sesión"
+    # Her profile offers what the console speaks first, and says the rest stays in English.
+    d.get(server.url + "/#/profile")
+    screen(d, "profile")
+    groups = [g.get_attribute("label") for g in d.find_elements(By.CSS_SELECTOR, "#profile-language optgroup")]
+    assert groups == ["La consola lo habla", "Mensajes traducidos; las pantallas siguen en inglés"], groups
+    assert Select(d.find_element(By.ID, "profile-language")).first_selected_option.get_attribute("value") == "es"
+    assert "las pantallas siguen en inglés" in d.find_element(By.ID, "profile-language-hint").text
+    # An admin creating someone may give a language; left alone, the browser's is taken at the first login.
+    admin = ctx["browser"]()
+    login(admin, server, "admin", ADMIN_PASSWORD)
+    admin.get(server.url + "/#/admin/users")
+    screen(admin, "admin-users")
+    language = Select(admin.find_element(By.ID, "new-language"))
+    assert language.first_selected_option.text == "Their browser's, at the first login"
+    admin.find_element(By.ID, "new-username").send_keys("luis")
+    admin.find_element(By.ID, "new-email").send_keys("luis@example.com")
+    language.select_by_value("es")
+    admin.find_element(By.ID, "new-submit").click()
+    wait_for(admin, lambda d: d.find_elements(By.CSS_SELECTOR, "#admin-users li[data-username='luis']"))
+    status, users = api.call("GET", "/users?q=luis")
+    assert status == 200 and users["items"][0]["language"] == "es", users
+    errors = script_errors(d) + script_errors(admin)
+    assert not errors, errors
 
 
 @test

@@ -5,11 +5,9 @@
 // own screen (admin-translation.js).
 import { get, put } from "../api.js";
 import { t, lang } from "../i18n.js";
-import { h, field, showFieldErrors, notice, failure, when, submitForm } from "../dom.js";
+import { h, field, showFieldErrors, notice, failure, when, submitForm, languageSelect } from "../dom.js";
 import { feedState, urlProblem } from "./feed-common.js";
 
-const languages = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
-  ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
 // Offered as suggestions when the browser cannot list every IANA zone.
 const commonZones = ["UTC", "Europe/Madrid", "Europe/Lisbon", "Europe/London", "Europe/Paris", "Europe/Berlin", "Europe/Rome",
   "Europe/Amsterdam", "Atlantic/Canary", "America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles",
@@ -72,10 +70,7 @@ function settingsForm(settings) {
   const registration = h("select", { id: "settings-registration" },
     ...["closed", "open", "domain"].map((r) => h("option", { value: r }, t("settings.registration." + r))));
   registration.value = settings.registration ?? "closed";
-  const language = h("select", { id: "settings-defaultLanguage" },
-    ...languages.concat(languages.some(([c]) => c === settings.defaultLanguage) || !settings.defaultLanguage ? [] : [[settings.defaultLanguage, settings.defaultLanguage]])
-      .map(([code, label]) => h("option", { value: code, lang: code }, label)));
-  language.value = settings.defaultLanguage ?? "en";
+  const language = languageSelect({ id: "settings-defaultLanguage" }, settings.defaultLanguage || "en");
   const zoneList = h("datalist", { id: "settings-zones" }, ...zones().map((z) => h("option", { value: z })));
   const [expiresMonth, expiresDay] = (settings.carryOverExpires ?? "").split("-").map((p) => p ? Number(p) : null);
   const month = h("select", { id: "settings-carryOverExpires", "aria-label": t("settings.expiresMonth") },

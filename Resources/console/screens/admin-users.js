@@ -2,7 +2,7 @@
 // changing roles, deactivating and reactivating, and resetting passwords.
 import { get, post, patch } from "../api.js";
 import { t, counts as countsText, takenProblems } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, copyButton, errorText, submitForm } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, copyButton, errorText, submitForm, languageSelect } from "../dom.js";
 
 export function render(root, ctx) {
   const status = notice();
@@ -189,6 +189,8 @@ export function render(root, ctx) {
     displayName: field(t("admin.displayName"), h("input", { id: "new-displayName", maxlength: 100, autocomplete: "off" })),
     role: field(t("admin.role"), h("select", { id: "new-role" },
       h("option", { value: "employee" }, t("admin.role.employee")), h("option", { value: "admin" }, t("admin.role.admin")))),
+    // Left on the first choice, the account follows its browser's language at the first login.
+    language: field(t("admin.language"), languageSelect({ id: "new-language" }, "", { auto: t("admin.languageAuto") }), t("lang.restEnglish")),
     password: field(t("admin.password"), h("input", { id: "new-password", type: "password", autocomplete: "new-password", minlength: 10 }), t("admin.passwordHint")),
   };
   const createStatus = notice();
@@ -208,6 +210,7 @@ export function render(root, ctx) {
     const displayName = fields.displayName.input.value.trim();
     if (displayName) body.displayName = displayName;
     if (fields.password.input.value) body.password = fields.password.input.value;
+    if (fields.language.input.value) body.language = fields.language.input.value;
     const problems = {};
     if (!body.username) problems.username = "is required";
     if (!body.email) problems.email = "is required";

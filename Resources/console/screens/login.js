@@ -1,4 +1,6 @@
-// The login screen: username or email and password; errors in words.
+// The login screen: username or email and password; errors in words; whom to ask about a
+// forgotten password (there is no e-mail: an admin resets it).
+import { get } from "../api.js";
 import { t } from "../i18n.js";
 import { h, notice } from "../dom.js";
 
@@ -9,13 +11,18 @@ export function render(root, ctx) {
   const loginInput = h("input", { id: "login-name", name: "username", autocomplete: "username", required: true, autocapitalize: "none", spellcheck: "false" });
   const passwordInput = h("input", { id: "login-password", name: "password", type: "password", autocomplete: "current-password", required: true });
   const submit = h("button", { type: "submit", id: "login-submit" }, t("login.submit"));
+  const forgotten = h("p.hint", { id: "login-forgot" }, t("login.forgot"));
+  get("/auth/password-help", { quiet401: true }).then(({ adminName }) => {
+    if (adminName && ctx.alive()) forgotten.textContent = t("login.forgotNamed", { name: adminName });
+  }).catch(() => { /* the words without a name stay */ });
   const form = h("form.card.login", { id: "login-form", novalidate: true },
     h("h1", {}, t("login.title")),
     h("p.muted", {}, t("login.intro")),
     status,
     h("div.field", {}, h("label", { for: "login-name" }, t("login.login")), loginInput),
     h("div.field", {}, h("label", { for: "login-password" }, t("login.password")), passwordInput),
-    h("div.actions", {}, submit));
+    h("div.actions", {}, submit),
+    forgotten);
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -1,10 +1,8 @@
 // My profile: the picture (upload, remove), my details (PATCH /me) and my password.
 import { get, patch, put } from "../api.js";
 import { t, dateTime } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, errorText, submitForm, pictureControls } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, errorText, submitForm, pictureControls, languageSelect } from "../dom.js";
 
-const languageNames = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
-  ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
 const profileFields = ["displayName", "position", "phone", "twitter", "linkedin", "bio", "status", "country", "language", "notificationsEnabled"];
 
 function pictureSection(me, ctx) {
@@ -26,10 +24,7 @@ function pictureSection(me, ctx) {
 
 function detailsSection(me, ctx) {
   const text = (name, attrs = {}) => h("input", { name, id: "profile-" + name, value: me[name] ?? "", ...attrs });
-  const language = h("select", { name: "language", id: "profile-language" },
-    ...languageNames.concat(languageNames.some(([c]) => c === me.language) ? [] : [[me.language, me.language]])
-      .map(([code, label]) => h("option", { value: code, lang: code }, label)));
-  language.value = me.language || "en";
+  const language = languageSelect({ name: "language", id: "profile-language" }, me.language || "en");
   const fields = {
     displayName: field(t("profile.displayName"), text("displayName", { required: true, maxlength: 100, autocomplete: "name" })),
     position: field(t("profile.position"), text("position", { maxlength: 100, autocomplete: "organization-title" })),
@@ -38,7 +33,7 @@ function detailsSection(me, ctx) {
     linkedin: field(t("profile.linkedin"), text("linkedin", { maxlength: 200, placeholder: "https://www.linkedin.com/in/…", autocapitalize: "none" })),
     status: field(t("profile.status"), text("status", { maxlength: 140 }), t("profile.statusHint")),
     country: field(t("profile.country"), text("country", { maxlength: 64, autocomplete: "country-name" })),
-    language: field(t("profile.language"), language, t("profile.languageHint")),
+    language: field(t("profile.language"), language, `${t("profile.languageHint")} ${t("lang.restEnglish")}`),
     bio: field(t("profile.bio"), h("textarea", { name: "bio", id: "profile-bio", rows: 4, maxlength: 2000, value: me.bio ?? "" })),
     notificationsEnabled: field(t("profile.notifications"),
       h("input", { type: "checkbox", name: "notificationsEnabled", id: "profile-notificationsEnabled", checked: me.notificationsEnabled !== false })),
@@ -79,22 +74,28 @@ function detailsSection(me, ctx) {
   return form;
 }
 
-function passwordSection() {
+/// A form to choose a new password (PUT /me/password): the current one (unless `knownCurrent`
+/// is given), the new one twice. `done` runs after the server took it. Profile and the first
+/// login's "Choose your own password" share it.
+export function passwordForm({ heading, headingLevel = "h2", intro, currentLabel = t("profile.currentPassword"),
+  submitLabel = t("profile.changePassword"), knownCurrent = null, done }) {
   const fields = {
-    currentPassword: field(t("profile.currentPassword"), h("input", { type: "password", id: "pw-current", autocomplete: "current-password", required: true })),
+    currentPassword: field(currentLabel, h("input", { type: "password", id: "pw-current", autocomplete: "current-password", required: true })),
     newPassword: field(t("profile.newPassword"), h("input", { type: "password", id: "pw-new", autocomplete: "new-password", minlength: 10, required: true }), t("field.passwordShort")),
     confirm: field(t("profile.confirmPassword"), h("input", { type: "password", id: "pw-confirm", autocomplete: "new-password", required: true })),
   };
+  if (knownCurrent) fields.currentPassword.wrap.hidden = true;
   const status = notice();
-  const submit = h("button", { type: "submit", id: "pw-submit" }, t("profile.changePassword"));
+  const submit = h("button", { type: "submit", id: "pw-submit" }, submitLabel);
   const form = h("form.card", { id: "password-form", novalidate: true, "aria-labelledby": "password-title" },
-    h("h2", { id: "password-title" }, t("profile.password")),
+    h(headingLevel, { id: "password-title" }, heading),
+    intro ? h("p.muted", {}, intro) : null,
     h("input.visually-hidden", { type: "text", autocomplete: "username", tabindex: -1, "aria-hidden": "true" }),
     fields.currentPassword.wrap, fields.newPassword.wrap, fields.confirm.wrap, status, h("div.actions", {}, submit));
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const current = fields.currentPassword.input.value;
+    const current = knownCurrent ?? fields.currentPassword.input.value;
     const next = fields.newPassword.input.value;
     const problems = {};
     if (!current) problems.currentPassword = "is required";
@@ -103,11 +104,19 @@ function passwordSection() {
     showFieldErrors(fields, problems);
     if (Object.keys(problems).length) { status.set(); return; }
     const sent = await submitForm({ button: submit, fields, status }, () => put("/me/password", { currentPassword: current, newPassword: next }));
-    if (!sent.ok) return;
+    if (!sent.ok) {
+      // The temporary password the console remembered was refused: ask for it.
+      if (knownCurrent && sent.error?.fields?.currentPassword) { knownCurrent = null; fields.currentPassword.wrap.hidden = false; }
+      return;
+    }
     for (const f of Object.values(fields)) f.input.value = "";
-    status.set("ok", t("profile.passwordChanged"));
+    await done(status);
   });
-  return form;
+  return { form, focus: () => (knownCurrent ? fields.newPassword : fields.currentPassword).input.focus() };
+}
+
+function passwordSection() {
+  return passwordForm({ heading: t("profile.password"), done: (status) => status.set("ok", t("profile.passwordChanged")) }).form;
 }
 
 export async function render(root, ctx) {
