@@ -10,9 +10,9 @@ import Synchronization
 /// one it delivered, in batches, and hands each to its readers — encoded once per event. Control
 /// events (`StreamControl`: deactivations, ended sessions, role changes), wherever they were
 /// written, are acted on in the same order, so nothing recorded after a deactivation reaches the
-/// account's sockets. A socket
-/// being replayed (`?since=`) collects live events in a bounded queue until its replay is done,
-/// so the switch-over has neither a gap nor a duplicate. A socket that outruns a bound (that
+/// account's sockets. A new socket collects live events in a bounded queue until `goLive` —
+/// after its credentials are confirmed and its replay (`?since=`) is done — so the switch-over
+/// has neither a gap nor a duplicate. A socket that outruns a bound (that
 /// queue, or its outbound buffer while live) gets `{"type":"resync"}` and is closed, never a
 /// silent gap. Frames are written outside the hub's lock. Who may see an event is decided here,
 /// at delivery, with membership as it is now (`ChatAccess`) and the admin list as it is now.
@@ -83,15 +83,15 @@ final class RealtimeHub: Sendable {
 
     // MARK: Sockets
 
-    /// Registers `socket` for live events after the hub's cursor, which it returns. With
-    /// `replaying`, those events are held back until `goLive` (the caller replays up to the cursor).
-    func subscribe(_ user: AuthenticatedUser, request: Request, socket: WebSocket, replaying: Bool) -> (id: Int, cursor: Int64) {
+    /// Registers `socket` for live events after the hub's cursor, which it returns; they are held
+    /// back until `goLive` (the caller confirms the credentials and replays up to the cursor first).
+    func subscribe(_ user: AuthenticatedUser, request: Request, socket: WebSocket) -> (id: Int, cursor: Int64) {
         let (id, cursor) = state.withLock { s in
             s.nextID += 1
             // A user's first socket loads their chats afresh.
             if !s.subscribers.values.contains(where: { $0.userID == user.id }) { s.chats.removeValue(forKey: user.id) }
             s.subscribers[s.nextID] = Subscriber(userID: user.id, sessionID: user.sessionID, request: request, socket: socket,
-                                                pending: replaying ? [] : nil)
+                                                pending: [])
             return (s.nextID, s.cursor)
         }
         metrics.connected.add(1)
@@ -256,16 +256,16 @@ final class RealtimeHub: Sendable {
         let (live, behind) = state.withLock { s -> (live: [WebSocket], behind: [WebSocket]) in
             defer { s.cursor = recorded.id }
             var live: [WebSocket] = []
-            var replaying: [Int] = []
+            var heldBack: [Int] = []
             for (id, sub) in s.subscribers {
                 let chats = s.chats[sub.userID] ?? []
                 guard RealtimeHub.may(sub.userID, see: event.audience, isAdmin: admins.contains(sub.userID), chats: chats) else { continue }
                 // A closed socket answers `.closed` below; its handler unsubscribes it.
-                if sub.pending == nil { live.append(sub.socket) } else { replaying.append(id) }
+                if sub.pending == nil { live.append(sub.socket) } else { heldBack.append(id) }
             }
             // Held back in place, after the loop: no copy of a queue per event.
             var behind: [WebSocket] = []
-            for id in replaying where s.subscribers[id]?.hold(recorded.id, message, within: limits) == false {
+            for id in heldBack where s.subscribers[id]?.hold(recorded.id, message, within: limits) == false {
                 if let gone = s.subscribers.removeValue(forKey: id) { behind.append(gone.socket) }
             }
             return (live, behind)

@@ -26,9 +26,9 @@ struct RealtimeRoutes: Sendable {
         guard let user = context[CurrentUser.self] else { return }
         let since = request.query["since"].flatMap { Int64($0) }
         await beforeSubscribe(user)
-        // Held back (`replaying`) until the credentials are confirmed below, so nothing reaches a
-        // socket whose session ended before it subscribed.
-        let (id, cursor) = hub.subscribe(user, request: request, socket: socket, replaying: true)
+        // Held back until the credentials are confirmed below, so nothing reaches a socket whose
+        // session ended before it subscribed.
+        let (id, cursor) = hub.subscribe(user, request: request, socket: socket)
         defer { hub.unsubscribe(id) }
         guard await confirmCredentials(request, socket: socket, logger: context.logger) else { return }
         if let since {
