@@ -1908,8 +1908,9 @@ def an_admin_rejects_with_a_note_approves_and_reopens_and_the_employee_sees_each
 
     open_request(admin, server, refused["id"])
     decide_in_detail(admin, "reject", "The team is short that week", "is rejected.")
-    assert "Not approved" in admin.find_element(By.ID, "ah-request").text
-    assert admin.find_element(By.ID, "ah-final").is_displayed()
+    # The detail says so at once and draws the request again from the server a moment later.
+    wait_for(admin, lambda d: "Not approved" in d.find_element(By.ID, "ah-request").text
+             and d.find_element(By.ID, "ah-final").is_displayed())
     my_request_shows(eve, refused["id"], "rejected", ["Not approved", "Note from the administrator", "The team is short that week"])
     wait_for(eve, lambda d: "Not approved" in d.find_element(By.ID, "hol-live").text)
 
@@ -1917,7 +1918,7 @@ def an_admin_rejects_with_a_note_approves_and_reopens_and_the_employee_sees_each
     decide_in_detail(admin, "approve", done_words="is approved.")
     my_request_shows(eve, granted["id"], "approved", ["Approved"])
     decide_in_detail(admin, "reopen", "Let us talk about the dates first", "waits for a decision again.")
-    assert admin.find_elements(By.ID, "ah-approve") and admin.find_elements(By.ID, "ah-reject")
+    wait_for(admin, lambda d: d.find_elements(By.ID, "ah-approve") and d.find_elements(By.ID, "ah-reject"))
     my_request_shows(eve, granted["id"], "pending", ["Waiting for a decision", "Let us talk about the dates first"])
     wait_for(eve, lambda d: "Waiting for a decision" in d.find_element(By.ID, "hol-live").text)
     # The refused request stays as it was.
