@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // sgem-server: one binary for a small company's internal communication.
-// Built from the Swift toolchain alone; C libraries come from Debian (libsqlite3-dev, libssl-dev).
+// Built from the Swift toolchain alone; C libraries come from Debian (libsqlite3-dev, libssl-dev, libpq-dev).
 import PackageDescription
 
 
@@ -14,6 +14,8 @@ let package = Package(
         // C boundary: system libraries and a tiny shim for what Glibc does not expose.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
         .target(name: "CLinux", path: "Sources/CLinux"),
@@ -21,7 +23,7 @@ let package = Package(
         // Platform layers.
         .target(name: "SGEMSupport", dependencies: ["CLinux", "COpenSSL"]),
         .target(name: "SGEMHTTP", dependencies: ["CLinux", "COpenSSL", "SGEMSupport"]),
-        .target(name: "SGEMStore", dependencies: ["CLinux", "CSQLite", "SGEMSupport"]),
+        .target(name: "SGEMStore", dependencies: ["CLinux", "CSQLite", "CLibPQ", "SGEMSupport"]),
         .target(name: "SGEMShell", dependencies: ["SGEMSupport"]),
         .target(name: "SGEMCore", dependencies: ["SGEMSupport", "SGEMHTTP", "SGEMStore", "SGEMShell"]),
         .target(name: "SGEMConsole", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMSupport"]),

@@ -36,6 +36,29 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let foreignDatabase = Code("foreign_database")
         /// A migration id is malformed or duplicated.
         public static let invalidMigrationID = Code("invalid_migration_id")
+        /// PostgreSQL reported an error; `sqlState` holds its SQLSTATE.
+        public static let postgres = Code("postgres")
+        /// A connection to the database server could not be made (refused, bad URL, authentication).
+        public static let connectionFailed = Code("connection_failed")
+        /// The connection to the database server broke (terminated backend, server shut down,
+        /// network failure); what was in flight did not commit. Reconnect and retry.
+        public static let connectionLost = Code("connection_lost")
+    }
+
+    /// What went wrong in terms every backend shares, for code that reacts to it (retry, 409…).
+    public enum Category: Sendable, Equatable {
+        case uniqueViolation
+        case foreignKeyViolation
+        /// The transaction must be retried (PostgreSQL 40001).
+        case serializationFailure
+        /// The transaction must be retried (PostgreSQL 40P01).
+        case deadlock
+        /// A lock was not granted within `lock_timeout` (PostgreSQL 55P03) or SQLite's busy timeout.
+        case lockTimeout
+        /// The connection broke or could not be made.
+        case connectionLost
+        /// Anything else.
+        case other
     }
 
     /// What kind of failure this is.
@@ -48,18 +71,49 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let sql: String?
     /// The error this one wraps (for example the one a failing migration threw).
     public let cause: (any Error)?
+    /// PostgreSQL's five-character SQLSTATE, when PostgreSQL reported the failure.
+    public let sqlState: String?
 
-    /// Creates an error; the store itself fills in the SQLite details.
-    public init(code: Code, message: String, sqliteCode: Int32? = nil, sql: String? = nil, cause: (any Error)? = nil) {
+    /// Creates an error; the store itself fills in the SQLite or PostgreSQL details.
+    public init(code: Code, message: String, sqliteCode: Int32? = nil, sql: String? = nil, cause: (any Error)? = nil,
+                sqlState: String? = nil) {
         self.code = code
         self.message = message
         self.sqliteCode = sqliteCode
         self.sql = sql
         self.cause = cause
+        self.sqlState = sqlState
+    }
+
+    /// The backend-neutral category: from the SQLSTATE on PostgreSQL, the extended result code on SQLite.
+    public var category: Category {
+        if code == .connectionLost || code == .connectionFailed { return .connectionLost }
+        if let sqlState { return Self.category(sqlState: sqlState) }
+        guard let sqliteCode else { return .other }
+        if isUniqueViolation { return .uniqueViolation }
+        if sqliteCode == SQLITE_CONSTRAINT_FOREIGNKEY_CODE { return .foreignKeyViolation }
+        if sqliteCode & 0xFF == SQLITE_BUSY || sqliteCode & 0xFF == SQLITE_LOCKED { return .lockTimeout }
+        return .other
+    }
+
+    /// The category of a PostgreSQL SQLSTATE (Appendix A of its manual).
+    public static func category(sqlState: String) -> Category {
+        switch sqlState {
+        case "23505": .uniqueViolation
+        case "23503": .foreignKeyViolation
+        case "40001": .serializationFailure
+        case "40P01": .deadlock
+        case "55P03": .lockTimeout
+        // admin_shutdown, crash_shutdown, cannot_connect_now, idle_session_timeout,
+        // idle_in_transaction_session_timeout: the server closes the session after these.
+        case "57P01", "57P02", "57P03", "57P05", "25P03": .connectionLost
+        default: sqlState.hasPrefix("08") ? .connectionLost : .other
+        }
     }
 
     /// True for the SQLITE_CONSTRAINT family (unique, foreign key, check, not null…).
     public var isConstraintViolation: Bool {
+        if let sqlState { return sqlState.hasPrefix("23") }
         guard let sqliteCode else { return false }
         return sqliteCode & 0xFF == SQLITE_CONSTRAINT
     }
@@ -67,11 +121,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// True when a UNIQUE or PRIMARY KEY constraint failed.
     public var isUniqueViolation: Bool {
         sqliteCode == SQLITE_CONSTRAINT_UNIQUE_CODE || sqliteCode == SQLITE_CONSTRAINT_PRIMARYKEY_CODE
+            || sqlState == "23505"
     }
 
     public var description: String {
         var text = "StoreError(\(code.rawValue)"
         if let sqliteCode { text += ", sqlite \(sqliteCode)" }
+        if let sqlState { text += ", sqlstate \(sqlState)" }
         text += "): \(message)"
         if let sql { text += " [sql: \(sql)]" }
         return text
