@@ -52,7 +52,11 @@ test-swift:
 	# the cooperative threads (one per core) that the in-process servers of every other suite need.
 	# At most 8 tests at a time: started all at once (~350) on 2 cores, each one's waits ran 10 s and
 	# more behind the others' CPU work (a periodic-job test once timed out that way in CI).
-	$(SWIFT) test --skip-build --skip SGEMAppTests --experimental-maximum-parallelization-width 8
+	# A throwaway PostgreSQL (scripts/pg-throwaway.sh) serves the suites that run on PostgreSQL through
+	# SGEM_TEST_DATABASE_URL; it is stopped and removed when the tests end, failed or not.
+	url="$$(scripts/pg-throwaway.sh start)" && trap 'scripts/pg-throwaway.sh stop' EXIT && \
+	export SGEM_TEST_DATABASE_URL="$$url" && \
+	$(SWIFT) test --skip-build --skip SGEMAppTests --experimental-maximum-parallelization-width 8 && \
 	$(SWIFT) test --skip-build --filter SGEMAppTests
 
 test-browser: release

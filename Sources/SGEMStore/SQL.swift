@@ -60,6 +60,11 @@ public struct SQL: Sendable, Equatable, ExpressibleByStringInterpolation, Custom
             fragments.append(.binding(value.sqlValue))
         }
 
+        /// An optional value, bound (`nil` binds NULL).
+        public mutating func appendInterpolation<T: SQLBindable>(_ value: T?) {
+            fragments.append(.binding(value.sqlValue))
+        }
+
         /// A parenthesised list of bound values for `IN`; empty means the empty set.
         public mutating func appendInterpolation<T: SQLBindable>(list values: [T]) {
             fragments.append(.list(values.map(\.sqlValue), emptyType: SQLListType(T.self)))

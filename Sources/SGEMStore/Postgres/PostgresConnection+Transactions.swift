@@ -19,6 +19,7 @@ extension PostgresConnection {
     public func rollback() throws { try execute("ROLLBACK") }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    @discardableResult
     public func transaction<T>(_ isolation: IsolationLevel = .readCommitted, readOnly: Bool = false,
                                _ body: (PostgresConnection) throws -> T) throws -> T {
         try begin(isolation, readOnly: readOnly)

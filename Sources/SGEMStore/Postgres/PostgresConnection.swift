@@ -12,6 +12,12 @@ public struct PostgresNotification: Sendable, Equatable {
     public let payload: String
     /// The server process that sent it.
     public let senderPID: Int32
+
+    public init(channel: String, payload: String, senderPID: Int32) {
+        self.channel = channel
+        self.payload = payload
+        self.senderPID = senderPID
+    }
 }
 
 /// One libpq connection to PostgreSQL. Calls block (like `sqlite3_step`): run them on a dedicated
