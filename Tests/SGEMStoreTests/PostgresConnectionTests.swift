@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import SGEMStore
+import SGEMSupport
+import Synchronization
 import Testing
 
 /// Fails in CI when the PostgreSQL suites would be skipped: `make test` must export the URL.
@@ -133,6 +135,49 @@ struct PostgresConnectionTests {
         #expect(error.category == .lockTimeout)
         try holder.commit()
         #expect(try waiter.execute("UPDATE r SET v = 'c' WHERE id = 1") == 1)
+    }
+
+    @Test func crossedRowLocksFailOneSideWithDeadlock() async throws {
+        let schema = try PostgresSchema()
+        try schema.connect().executeScript("CREATE TABLE r (id BIGINT PRIMARY KEY, v BIGINT); INSERT INTO r VALUES (1, 0), (2, 0)")
+        let url = try #require(testDatabaseURL)
+        let name = schema.name
+        // Each side blocks in libpq, so each gets a thread of its own, not the cooperative pool.
+        let pool = BlockingPool(name: "pg-deadlock-test", threads: 2)
+        defer { pool.shutdown() }
+        let holding = Counter()
+        async let a = pool.run { try Self.deadlockSide(url: url, schema: name, holding: holding, first: 1, then: 2) }
+        async let b = pool.run { try Self.deadlockSide(url: url, schema: name, holding: holding, first: 2, then: 1) }
+        let outcomes = try await [a, b]
+        #expect(outcomes.filter { $0 == .deadlock }.count == 1, "\(outcomes)")
+        #expect(outcomes.filter { $0 == nil }.count == 1, "the other side commits")
+        let values = try schema.connect().query("SELECT v FROM r ORDER BY id").map { $0.int("v") }
+        #expect(values == [1, 1])
+    }
+
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// One side of the crossed locks: updates `first`, waits until both sides hold a row, then
+    /// updates `second`; nil when it committed, else its error's category.
+    static func deadlockSide(url: String, schema: String, holding: Counter, first: Int64, then second: Int64) throws -> StoreError.Category? {
+        let db = try PostgresConnection(url: url)
+        try db.execute("SET search_path TO \(schema)")
+        try db.execute("SET deadlock_timeout = '50ms'")
+        try db.begin()
+        try db.execute("UPDATE r SET v = v + 1 WHERE id = $1", [.integer(first)])
+        holding.value.add(1, ordering: .sequentiallyConsistent)
+        // Both hold their first row before either reaches for the other's: a certain deadlock.
+        guard blockUntil(timeout: 30, { holding.value.load(ordering: .sequentiallyConsistent) == 2 }) else { return .other }
+        do {
+            try db.execute("UPDATE r SET v = v + 1 WHERE id = $1", [.integer(second)])
+            try db.commit()
+            return nil
+        } catch let error as StoreError {
+            try db.rollback()
+            return error.category
+        }
     }
 
     @Test func terminatedBackendIsConnectionLostAndReconnects() throws {
