@@ -27,7 +27,7 @@ build:
 	@scripts/bootstrap.sh build
 	$(SWIFT) build
 
-# Swift's runtime and Foundation pieces are linked in; glibc, libsqlite3 and libssl/libcrypto
+# Swift's runtime and Foundation pieces are linked in; glibc, libsqlite3, libpq and libssl/libcrypto
 # stay dynamic (they come from Debian and get its security updates).
 release:
 	@scripts/bootstrap.sh build

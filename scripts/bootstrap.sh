@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sgem-server needs, idempotently: only what is missing, through
 # sudo when not root. `bootstrap.sh build` for building and running; `bootstrap.sh test` adds the
-# browser-test tools and PostgreSQL (the throwaway server of scripts/pg-throwaway.sh); `bootstrap.sh bench` adds the load generator and the reference server.
+# browser-test tools and PostgreSQL (the throwaway server of scripts/pg-throwaway.sh);
+# `bootstrap.sh bench` adds the load generator and the reference server.
 set -euo pipefail
 
 profile="${1:-build}"
