@@ -1511,8 +1511,9 @@ function plural(name, forms, params) {
 export function t(key, params = {}) {
   const table = strings[current];
   let chosen = key;
-  if (typeof params.n === "number" && !(key in table) && !(key in strings.en)) {
-    const form = `${key}.${new Intl.PluralRules(current).select(params.n)}`;
+  const n = params.n === undefined || params.n === null || params.n === "" ? NaN : Number(params.n);
+  if (Number.isFinite(n) && !(key in table) && !(key in strings.en)) {
+    const form = `${key}.${new Intl.PluralRules(current).select(n)}`;
     chosen = form in table || form in strings.en ? form : `${key}.other`;
   }
   const template = table[chosen] ?? strings.en[chosen] ?? key;
