@@ -6,7 +6,7 @@
 // chat badges, and the browser notifications the account asked for.
 import { get, post, patch, csrfToken, setCsrfToken, setUnauthenticatedHandler, setPasswordChangeHandler } from "./api.js";
 import { t, lang, setLang, onLangChange, supported, tn, browserLanguage } from "./i18n.js";
-import { h, avatar } from "./dom.js";
+import { h, avatar, setTitle, setCompanyName } from "./dom.js";
 import * as realtime from "./realtime.js";
 
 // Every section of the product. A page a module registers with the same id replaces the
@@ -54,6 +54,7 @@ const state = {
   pendingHolidays: 0, // holiday requests waiting for a decision, shown to admins on "Holiday requests"
   chatTimer: null,
   temporaryPassword: null, // typed at login when the account must choose its own: not asked twice
+  typed: false,       // the person has typed into the current screen since it was drawn
 };
 const chatRefreshDelayMs = 400;
 const notificationChars = 140;
@@ -96,6 +97,7 @@ function translateStatic() {
   for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   $("sidebar").setAttribute("aria-label", t("app.sections"));
   $("lang").value = lang();
+  setCompanyName();
 }
 
 function drawHeader() {
@@ -223,6 +225,7 @@ function listenLive() {
   });
   realtime.on("resync", () => { refreshUnread(); refreshPendingHolidays(); });
   realtime.on("holiday.updated", () => refreshPendingHolidays());
+  realtime.on("reconnected", reloadScreen);
   realtime.onStatus((online) => {
     const el = $("rt-status");
     el.textContent = online || !state.me ? "" : t("app.offline");
@@ -283,7 +286,17 @@ function routeParams() {
   return new URLSearchParams(at >= 0 ? hash.slice(at + 1) : "");
 }
 
-async function render() {
+/// The stream is back after a drop (the server restarted, the network returned): what the screen
+/// failed to load, or missed, loads now. A screen the person has typed into keeps its forms and
+/// reloads only what it shows (its "resync" listeners); any other is drawn again from the server.
+function reloadScreen() {
+  if (!state.me || state.setup || mustChoosePassword()) return;
+  if (state.typed) { realtime.announce("resync"); return; }
+  render({ reload: true });
+}
+
+/// Draws the screen of the current route; `reload` draws the same screen again without moving focus.
+async function render({ reload = false } = {}) {
   if (state.setup) { await renderSetup(); return; }
   const route = currentRoute();
   if (!state.me && route !== "#/login") {
@@ -306,19 +319,20 @@ async function render() {
   if (state.cleanup) { try { state.cleanup(); } catch { /* a screen's cleanup must not break navigation */ } }
   state.cleanup = null;
   const generation = ++state.generation;
+  state.typed = false;
   const main = $("main");
   const page = route === "#/login" ? { id: "login", script: loginScript, key: "login.title" }
     : route === firstPasswordRoute ? { id: "choose-password", script: firstPasswordScript, key: "firstPassword.title" }
     : state.pages.find((p) => p.route === route);
   if (!page || (page.adminOnly && !isAdmin())) {
-    document.title = "sgem";
+    setTitle(t("app.notFound"));
     main.replaceChildren(h("h1", {}, t("app.notFound")), h("p", {}, h("a", { href: home }, t("soon.back"))));
     return;
   }
-  document.title = `${title(page)} · sgem`;
+  setTitle(title(page));
   let module;
   try {
-    module = await import(page.script);
+    module = await importScreen(page.script);
   } catch {
     if (generation === state.generation) main.replaceChildren(h("p.notice.bad", { role: "alert" }, t("app.loadFailed")));
     return;
@@ -349,13 +363,29 @@ async function render() {
     console.warn("screen failed", page.id, error);
     if (generation === state.generation) main.replaceChildren(h("p.notice.bad", { role: "alert" }, t("app.loadFailed")));
   }
-  // Move focus to the new content for screen readers, unless a screen already chose a field.
-  if (generation === state.generation && (document.activeElement === document.body || !main.contains(document.activeElement))) {
+  // Move focus to the new content for screen readers, unless a screen already chose a field (or,
+  // drawn again, the person is elsewhere on the page).
+  const lost = document.activeElement === document.body || !main.contains(document.activeElement);
+  if (generation === state.generation && lost && (!reload || document.activeElement === document.body)) {
     main.focus({ preventScroll: true });
   }
   refreshUnread();
   chatUnreadSoon();
   refreshPendingHolidays();
+}
+
+const failedImports = new Map(); // script → failures so far
+
+/// A screen's module. A browser remembers a failed import (the server was away) for the page's
+/// life, so a retry asks under an address of its own.
+async function importScreen(script) {
+  const failures = failedImports.get(script) ?? 0;
+  try {
+    return await import(failures ? `${script}?retry=${failures}` : script);
+  } catch (error) {
+    failedImports.set(script, failures + 1);
+    throw error;
+  }
 }
 
 /// The first-run page: its own screen, whatever the session; on success the new admin is
@@ -365,7 +395,7 @@ async function renderSetup() {
   const main = $("main");
   drawHeader();
   $("sidebar").hidden = true;
-  document.title = `${t("setup.title")} · sgem`;
+  setTitle(t("setup.title"));
   const module = await import(setupScript);
   if (generation !== state.generation) return;
   main.replaceChildren();
@@ -497,7 +527,8 @@ async function boot() {
   $("menu-toggle").addEventListener("click", () => setMenu($("menu-toggle").getAttribute("aria-expanded") !== "true"));
   $("sidebar").addEventListener("click", (e) => { if (e.target.closest("a")) setMenu(false); });
   onLangChange(() => { translateStatic(); render(); });
-  window.addEventListener("hashchange", render);
+  window.addEventListener("hashchange", () => render());
+  $("main").addEventListener("input", (e) => { if (e.target.closest("input, textarea, select, [contenteditable]")) state.typed = true; });
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshUnread(); });
 
   const [pages] = await Promise.all([

@@ -4,6 +4,31 @@ import { t, fieldProblem, dateTime, calendarDate, languages, messageLanguages } 
 import { put, del } from "./api.js";
 import { twitterURL, linkedinURL, telURL, mailtoURL } from "./links.js";
 
+// The company's name: the server writes it into the page (application-name, empty before an
+// admin gives one); a change on the Company screen shows at once through setCompanyName.
+let companyName = (() => {
+  const given = document.querySelector('meta[name="application-name"]')?.getAttribute("content")?.trim() ?? "";
+  return given.includes("{{") ? "" : given;
+})();
+let titleText = "";
+
+/// The company's name, or "Company console" in the reader's language before it has one.
+export function brandName() { return companyName || t("app.brand"); }
+
+/// The page's title: "Holidays · Acme Ltd" (just the name without `text`).
+export function setTitle(text) {
+  titleText = text ?? "";
+  document.title = titleText ? `${titleText} · ${brandName()}` : brandName();
+}
+
+/// Shows the company's name in the header and the page's title (after a change, a new language).
+export function setCompanyName(name) {
+  if (name !== undefined) companyName = String(name ?? "").trim();
+  const brand = document.getElementById("brand-name");
+  if (brand) brand.textContent = brandName();
+  setTitle(titleText);
+}
+
 /// h("p.note", {id: "x", onclick: fn}, "text", child, ...) → an element.
 export function h(tag, attrs = {}, ...children) {
   const [name, ...classes] = tag.split(".");
@@ -202,13 +227,54 @@ export function contactLinks(user, name) {
   return links;
 }
 
-const maxPictureBytes = 2 * 1024 * 1024;
+const maxPictureBytes = 2 * 1024 * 1024;  // the server's limit, which stays
+const maxPictureSide = 1024;
+const pictureQualities = [0.85, 0.7, 0.5];
+
+/// Thrown by `smallerPicture`: `key` says why in words.
+class PictureProblem extends Error {
+  constructor(key) { super(key); this.key = key; }
+}
+
+/// The canvas's bytes as `type` (null when the browser cannot write that type).
+function encode(canvas, type, quality) {
+  return new Promise((resolve) => canvas.toBlob((blob) => resolve(blob && blob.type === type ? blob : null), type, quality));
+}
+
+/// A phone's photo as the server takes it: turned upright (EXIF orientation), at most
+/// `maxPictureSide` pixels on its longest side, written as WebP (JPEG where the browser cannot
+/// write WebP), which also leaves out the photo's metadata (such as where it was taken).
+export async function smallerPicture(file) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(file, { imageOrientation: "from-image" });
+  } catch {
+    throw new PictureProblem("profile.notImage");
+  }
+  const scale = Math.min(1, maxPictureSide / Math.max(bitmap.width, bitmap.height));
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+  canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+  const g = canvas.getContext("2d");
+  g.fillStyle = "#fff";  // JPEG has no transparency: white behind it rather than black
+  g.fillRect(0, 0, canvas.width, canvas.height);
+  g.imageSmoothingQuality = "high";
+  g.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+  bitmap.close();
+  for (const quality of pictureQualities) {
+    const blob = (await encode(canvas, "image/webp", quality)) ?? (await encode(canvas, "image/jpeg", quality));
+    if (!blob) throw new PictureProblem("profile.notImage");
+    if (blob.size <= maxPictureBytes) return blob;
+  }
+  throw new PictureProblem("profile.tooBig");
+}
 
 /// Choose/remove controls for a picture at `path` (PUT uploads, DELETE removes); `changed(url)`
 /// hears the new avatarUrl (null once removed). {controls, status} to place in a screen.
 export function pictureControls({ path, idPrefix, hasPicture, chooseLabel, uploaded, removed, changed }) {
   const status = notice();
-  const file = h("input.visually-hidden", { id: `${idPrefix}-file`, type: "file", accept: "image/png,image/jpeg,image/webp" });
+  // Any picture the browser can read: phones offer their photos under image/*.
+  const file = h("input.visually-hidden", { id: `${idPrefix}-file`, type: "file", accept: "image/*" });
   const choose = h("label.button", { for: `${idPrefix}-file` }, chooseLabel);
   const remove = h("button.secondary", { type: "button", id: `${idPrefix}-remove`, hidden: !hasPicture }, t("profile.remove"));
   const show = (url) => { remove.hidden = !url; changed(url); };
@@ -216,10 +282,17 @@ export function pictureControls({ path, idPrefix, hasPicture, chooseLabel, uploa
     const chosen = file.files && file.files[0];
     file.value = "";
     if (!chosen) return;
-    if (chosen.size > maxPictureBytes) { status.set("bad", t("profile.tooBig")); return; }
+    status.set("", t("profile.preparing"));
+    let picture;
+    try {
+      picture = await smallerPicture(chosen);
+    } catch (error) {
+      status.set("bad", t(error instanceof PictureProblem ? error.key : "profile.notImage"));
+      return;
+    }
     status.set("", t("profile.uploading"));
     try {
-      const { avatarUrl } = await put(path, chosen);
+      const { avatarUrl } = await put(path, picture);
       show(avatarUrl);
       status.set("ok", uploaded);
     } catch (error) {

@@ -2,7 +2,7 @@
 // "{name}" placeholders are filled with plain text (the DOM helpers escape by construction).
 const strings = {
   en: {
-    "app.name": "sgem",
+    "app.brand": "Company console",
     "app.skip": "Skip to content",
     "app.menu": "Menu",
     "app.sections": "Sections",
@@ -74,7 +74,7 @@ const strings = {
     "err.unknown": "Something went wrong (error {status}).",
 
     "field.required": "This field is required.",
-    "field.tooLong": "At most {n} characters.",
+    "field.tooLong": "At most {n, plural, one {# character} other {# characters}}.",
     "field.passwordShort": "At least 10 characters.",
     "field.passwordMismatch": "The two passwords differ.",
     "field.currentPassword": "This is not your current password.",
@@ -135,13 +135,15 @@ const strings = {
     "profile.save": "Save profile",
     "profile.saved": "Your profile has been saved.",
     "profile.picture": "Picture",
-    "profile.pictureHint": "PNG, JPEG or WebP, at most 2 MiB.",
+    "profile.pictureHint": "A photo or any PNG, JPEG or WebP image; large pictures are made smaller before they are sent.",
     "profile.upload": "Choose a picture",
     "profile.uploading": "Uploading…",
     "profile.uploaded": "Your new picture is up.",
     "profile.remove": "Remove picture",
     "profile.removed": "Your picture has been removed.",
-    "profile.tooBig": "The file is too large. The limit is 2 MiB.",
+    "profile.tooBig": "The picture is still too large after making it smaller. The limit is 2 MiB.",
+    "profile.notImage": "This file is not a picture this browser can read. Choose a photo or a PNG, JPEG or WebP image.",
+    "profile.preparing": "Making the picture smaller…",
     "profile.password": "Password",
     "profile.currentPassword": "Current password",
     "profile.newPassword": "New password",
@@ -189,7 +191,7 @@ const strings = {
     "admin.cancel": "Cancel",
     "admin.saved": "{name} has been updated.",
     "admin.more": "Show more users",
-    "admin.shown": "Showing {shown} of {total} users.",
+    "admin.shown": "Showing {shown} of {total, plural, one {# user} other {# users}}.",
 
     "nav.home": "Home",
     "nav.unread.one": "{n} unread",
@@ -519,7 +521,7 @@ const strings = {
     "feed.problem.scheme": "the address must start with http:// or https://.",
     "feed.problem.credentials": "the address must not contain a user name or password.",
     "feed.problem.invalid": "this is not a valid web address.",
-    "feed.problem.tooMany": "At most {n} feeds.",
+    "feed.problem.tooMany": "At most {n, plural, one {# feed} other {# feeds}}.",
     "feed.state.pending": "Waiting to be read…",
     "feed.state.ok.one": "Read: {n} entry. Last read",
     "feed.state.ok.other": "Read: {n} entries. Last read",
@@ -706,7 +708,7 @@ const strings = {
     "leave.choosePerson": "Choose a person",
     "leave.openPerson": "Open their holidays",
     "hol.field.noWorkingDay": "These dates hold no working day: weekends and public holidays do not count.",
-    "hol.field.span": "A request covers at most {n} days. Ask for longer leave as several requests.",
+    "hol.field.span": "A request covers at most {n, plural, one {# day} other {# days}}. Ask for longer leave as several requests.",
     "hol.field.type": "Choose a kind of leave from the list.",
     "leave.keyRule": "2 to 32 of a–z, 0–9, _ and -, starting with a letter.",
     "err.leave_type_exists": "A kind of leave with this short code already exists.",
@@ -717,7 +719,7 @@ const strings = {
     "err.invalid_transition": "This request can no longer be changed that way.",
   },
   es: {
-    "app.name": "sgem",
+    "app.brand": "Consola de la empresa",
     "app.skip": "Saltar al contenido",
     "app.menu": "Menú",
     "app.sections": "Secciones",
@@ -789,7 +791,7 @@ const strings = {
     "err.unknown": "Algo salió mal (error {status}).",
 
     "field.required": "Este campo es obligatorio.",
-    "field.tooLong": "Como máximo {n} caracteres.",
+    "field.tooLong": "Como máximo {n, plural, one {# carácter} other {# caracteres}}.",
     "field.passwordShort": "Al menos 10 caracteres.",
     "field.passwordMismatch": "Las dos contraseñas no coinciden.",
     "field.currentPassword": "Esta no es tu contraseña actual.",
@@ -850,13 +852,15 @@ const strings = {
     "profile.save": "Guardar perfil",
     "profile.saved": "Tu perfil se ha guardado.",
     "profile.picture": "Foto",
-    "profile.pictureHint": "PNG, JPEG o WebP, como máximo 2 MiB.",
+    "profile.pictureHint": "Una foto o cualquier imagen PNG, JPEG o WebP; las imágenes grandes se reducen antes de enviarlas.",
     "profile.upload": "Elegir una foto",
     "profile.uploading": "Subiendo…",
     "profile.uploaded": "Tu nueva foto ya está puesta.",
     "profile.remove": "Quitar la foto",
     "profile.removed": "Se ha quitado tu foto.",
-    "profile.tooBig": "El archivo es demasiado grande. El límite es de 2 MiB.",
+    "profile.tooBig": "La imagen sigue siendo demasiado grande después de reducirla. El límite es de 2 MiB.",
+    "profile.notImage": "Este archivo no es una imagen que este navegador pueda leer. Elige una foto o una imagen PNG, JPEG o WebP.",
+    "profile.preparing": "Reduciendo la imagen…",
     "profile.password": "Contraseña",
     "profile.currentPassword": "Contraseña actual",
     "profile.newPassword": "Contraseña nueva",
@@ -904,7 +908,7 @@ const strings = {
     "admin.cancel": "Cancelar",
     "admin.saved": "Se ha actualizado a {name}.",
     "admin.more": "Mostrar más usuarios",
-    "admin.shown": "Se muestran {shown} de {total} usuarios.",
+    "admin.shown": "{shown, plural, one {Se muestra #} other {Se muestran #}} de {total, plural, one {# usuario} other {# usuarios}}.",
 
     "nav.home": "Inicio",
     "nav.unread.one": "{n} sin leer",
@@ -916,7 +920,7 @@ const strings = {
     "home.noMore": "No hay más avisos por ahora.",
     "home.allNotices": "Ver todos los avisos",
     "home.checklist.title": "Primeros pasos",
-    "home.checklist.intro": "Unos primeros pasos para tu empresa: quedan {left} de {total}.",
+    "home.checklist.intro": "Unos primeros pasos para tu empresa: {left, plural, one {queda #} other {quedan #}} de {total}.",
     "home.checklist.company": "Completa el perfil de la empresa",
     "home.checklist.settings": "Revisa los ajustes de la empresa",
     "home.checklist.team": "Añade a las personas de tu equipo",
@@ -1217,7 +1221,7 @@ const strings = {
     "home.pendingWords.other": "solicitudes esperan tu decisión.",
     "home.pendingLink": "Revisar las solicitudes",
     "home.myHolidays": "Mis vacaciones",
-    "home.remaining": "Te quedan {days} en {year}.",
+    "home.remaining": "{left, plural, one {Te queda} other {Te quedan}} {days} en {year}.",
     "home.toHolidays": "Pedir días libres o ver todas mis solicitudes",
     "feed.title": "De la empresa",
     "feed.newTab": "(se abre en una pestaña nueva)",
@@ -1234,7 +1238,7 @@ const strings = {
     "feed.problem.scheme": "la dirección debe empezar por http:// o https://.",
     "feed.problem.credentials": "la dirección no debe contener un nombre de usuario ni una contraseña.",
     "feed.problem.invalid": "no es una dirección web válida.",
-    "feed.problem.tooMany": "Como máximo {n} canales.",
+    "feed.problem.tooMany": "Como máximo {n, plural, one {# canal} other {# canales}}.",
     "feed.state.pending": "Pendiente de leer…",
     "feed.state.ok.one": "Leído: {n} entrada. Última lectura:",
     "feed.state.ok.other": "Leído: {n} entradas. Última lectura:",
@@ -1303,7 +1307,7 @@ const strings = {
     "hol.nowStatus": "Tu solicitud para {dates}: {status}.",
     "hol.err.overlap": "Estas fechas coinciden con otra de tus solicitudes pendiente o aprobada. Cambia las fechas o cancela antes la otra solicitud.",
     "hol.err.allowance": "No te quedan días suficientes para esta solicitud.",
-    "hol.err.allowanceLeft": "No te quedan días suficientes en {year} para esta solicitud: te quedan {days}.",
+    "hol.err.allowanceLeft": "No te quedan días suficientes en {year} para esta solicitud: {left, plural, one {te queda} other {te quedan}} {days}.",
     "hol.err.transition": "Esta solicitud ya no se puede cambiar así. Su estado ha cambiado; la página ya lo muestra.",
     "hol.err.forbidden": "No puedes hacer eso. Un administrador no puede decidir su propia solicitud mientras haya otro administrador.",
     "cal.title": "Calendario del equipo",
@@ -1333,7 +1337,7 @@ const strings = {
     "ah.anyType": "Cualquier tipo",
     "ah.csv": "Descargar {year} en CSV",
     "ah.toLeave": "Festivos y tipos de ausencia",
-    "ah.count": "{shown} mostradas, {pending} pendientes",
+    "ah.count": "{shown, plural, one {# mostrada} other {# mostradas}}, {pending, plural, one {# pendiente} other {# pendientes}}",
     "ah.empty": "Ninguna solicitud coincide con esta elección.",
     "ah.back": "Volver a todas las solicitudes",
     "ah.request": "Solicitud de vacaciones",
@@ -1421,7 +1425,7 @@ const strings = {
     "leave.choosePerson": "Elige una persona",
     "leave.openPerson": "Abrir sus vacaciones",
     "hol.field.noWorkingDay": "Estas fechas no incluyen ningún día laborable: los fines de semana y los festivos no cuentan.",
-    "hol.field.span": "Una solicitud cubre como mucho {n} días. Pide una ausencia más larga en varias solicitudes.",
+    "hol.field.span": "Una solicitud cubre como mucho {n, plural, one {# día} other {# días}}. Pide una ausencia más larga en varias solicitudes.",
     "hol.field.type": "Elige un tipo de ausencia de la lista.",
     "leave.keyRule": "De 2 a 32 caracteres entre a–z, 0–9, _ y -, empezando por una letra.",
     "err.leave_type_exists": "Ya existe un tipo de ausencia con este código corto.",
@@ -1488,17 +1492,39 @@ export function onLangChange(fn) {
   return () => listeners.delete(fn);
 }
 
-/// The string for `key` in the current language, with `{name}` placeholders filled.
+// `{count, plural, one {# item} other {# items}}`: the form the language's plural rules choose
+// for the number (`=0 {…}` matches exactly), with # as the number. The forms hold no braces.
+const pluralPattern = /\{(\w+), plural,((?:\s*(?:=\d+|zero|one|two|few|many|other)\s*\{[^{}]*\})+)\s*\}/g;
+const pluralForm = /(=\d+|zero|one|two|few|many|other)\s*\{([^{}]*)\}/g;
+
+function plural(name, forms, params) {
+  const n = Number(params[name]);
+  if (!(name in params) || !Number.isFinite(n)) return `{${name}}`;
+  const choices = new Map([...forms.matchAll(pluralForm)].map((m) => [m[1], m[2]]));
+  const chosen = choices.get(`=${n}`) ?? choices.get(new Intl.PluralRules(current).select(n)) ?? choices.get("other") ?? "";
+  return chosen.replace(/#/g, new Intl.NumberFormat(current).format(n));
+}
+
+/// The string for `key` in the current language, with `{name}` placeholders filled and
+/// `{name, plural, …}` choices made. Given a number `n`, a key with plural forms ("key.one",
+/// "key.other") takes the one the language's rules choose.
 export function t(key, params = {}) {
-  const template = strings[current][key] ?? strings.en[key] ?? key;
-  return template.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
+  const table = strings[current];
+  let chosen = key;
+  const n = params.n === undefined || params.n === null || params.n === "" ? NaN : Number(params.n);
+  if (Number.isFinite(n) && !(key in table) && !(key in strings.en)) {
+    const form = `${key}.${new Intl.PluralRules(current).select(n)}`;
+    chosen = form in table || form in strings.en ? form : `${key}.other`;
+  }
+  const template = table[chosen] ?? strings.en[chosen] ?? key;
+  return template
+    .replace(pluralPattern, (m, name, forms) => plural(name, forms, params))
+    .replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
 }
 
 /// The plural form of `key` for `n` ("key.one", "key.other"), with `{n}` filled.
 export function tn(key, n) {
-  const form = new Intl.PluralRules(current).select(n);
-  const exact = `${key}.${form}`;
-  return t(exact in strings[current] ? exact : `${key}.other`, { n });
+  return t(key, { n });
 }
 
 /// "2 people, 1 active": the directory's counts.

@@ -3,7 +3,8 @@
 // waking up, backing off while the server stays away; says so quietly ("Offline, reconnecting…")
 // through onStatus; and hands every event to the screens that subscribed to its type. A fresh
 // start (no since) or a server "resync" is announced as the "resync" event: screens reload what
-// they show, since they may have missed something.
+// they show, since they may have missed something. Every later connection after a drop is also
+// announced as "reconnected": what failed to load while the server was away can load now.
 import { get } from "./api.js";
 
 const firstDelayMs = 1_000;
@@ -31,6 +32,7 @@ let pingTimer = null;
 let lastHeard = 0;
 let openedAt = 0;
 let shownOffline = false;
+let openedBefore = false;        // since start(): a later open is a reconnection
 
 function emit(type, event) {
   for (const key of [type, "*"]) {
@@ -84,6 +86,8 @@ function connect() {
     goOnline();
     // Without a since there is no telling what happened before: screens reload.
     if (!resuming) emit("resync", { type: "resync" });
+    if (openedBefore) emit("reconnected", { type: "reconnected", resumed: resuming });
+    openedBefore = true;
   });
   ws.addEventListener("message", (message) => {
     if (socket !== ws) return;
@@ -160,6 +164,7 @@ export function start() {
   running = true;
   lastId = null;
   failures = 0;
+  openedBefore = false;
   lastTick = Date.now();
   goOffline();
   wakeTimer = setInterval(onWake, wakeCheckMs);
@@ -189,7 +194,10 @@ export function stop() {
   if (shownOffline) { shownOffline = false; notify(true); }  // nothing to warn about once logged out
 }
 
-/// Calls fn(event) for each event of `type` ("message.created", …, "resync", or "*").
+/// Hands a signal of the console's own (`{type}`) to the screens listening, as if it had come in.
+export function announce(type) { emit(type, { type }); }
+
+/// Calls fn(event) for each event of `type` ("message.created", …, "resync", "reconnected", or "*").
 /// Returns the function that unsubscribes.
 export function on(type, fn) {
   if (!listeners.has(type)) listeners.set(type, new Set());

@@ -33,6 +33,7 @@ public struct CompanyModule: Module {
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
         let repository = CompanyRepository(store: context.store)
         context.services.register((any CompanySettingsProvider).self, repository)
+        context.services.register((any CompanyNameProvider).self, repository)
         let services = context.services
         // The outbound client is looked up per round: the system module publishes it, and the
         // company module does not depend on it (tests boot company without system).

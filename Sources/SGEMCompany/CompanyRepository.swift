@@ -3,7 +3,7 @@ import SGEMStore
 import SGEMSupport
 
 /// All of the company module's SQL: the one-row `company_settings` and `company_profile` tables.
-struct CompanyRepository: CompanySettingsProvider {
+struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
     let store: Store
 
     static func registerMigrations(_ migrations: inout MigrationList) {
@@ -95,6 +95,8 @@ struct CompanyRepository: CompanySettingsProvider {
     func profile() async throws -> CompanyProfile {
         try await store.read { db in try CompanyRepository.profile(db) }
     }
+
+    func companyName() async throws -> String? { try await profile().name }
 
     /// Applies `change` to the stored company information and saves it, in one write transaction.
     func updateProfile(_ change: @escaping @Sendable (CompanyProfile) throws -> CompanyProfile) async throws -> CompanyProfile {

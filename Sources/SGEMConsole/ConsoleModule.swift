@@ -20,28 +20,33 @@ public struct ConsoleModule: Module {
         "font-src 'self'; manifest-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " +
         "frame-ancestors 'none'"
 
-    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime { ConsoleRuntime(pages: pages) }
+    public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
+        ConsoleRuntime(pages: pages, services: context.services)
+    }
 }
 
 /// The console's routes: the page, its assets and the list of screens.
 struct ConsoleRuntime: ModuleRuntime {
     let pages: [ConsolePage]
+    /// Where the company's name is found (looked up per request: the company module may boot later).
+    let services: ServiceRegistry
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
         let console = root.group("", middleware: [SecurityHeaders()])
+        let services = self.services
         console.get("/", doc: RouteDoc(summary: "The web console", tags: ["console"],
                                        responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
-            ConsoleModule.serve("index.html", request)
+            ConsoleModule.serveIndex(request, companyName: await ConsoleModule.companyName(services))
         }
         // The first-run link (`/setup#token=…`) opens the same page; the console reads the fragment.
         console.get("/setup", doc: RouteDoc(summary: "The console's first-run page: create the first administrator", tags: ["console"],
                                             responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
-            ConsoleModule.serve("index.html", request)
+            ConsoleModule.serveIndex(request, companyName: await ConsoleModule.companyName(services))
         }
-        console.get("/manifest.webmanifest", doc: RouteDoc(summary: "The web app manifest (install the console on a phone)", tags: ["console"],
+        console.get("/manifest.webmanifest", doc: RouteDoc(summary: "The web app manifest (install the console on a phone), named after the company", tags: ["console"],
                                                            responses: [ResponseDoc(status: 200, description: "The manifest",
                                                                                    schema: ["type": "object"], contentType: "application/manifest+json")])) { request, _ in
-            ConsoleModule.serve("manifest.webmanifest", request)
+            ConsoleModule.serveManifest(request, companyName: await ConsoleModule.companyName(services))
         }
         // At the root so its scope is the whole console; it caches the shell, never /api/.
         console.get("/sw.js", doc: RouteDoc(summary: "The console's service worker (offline page, cached shell)", tags: ["console"],

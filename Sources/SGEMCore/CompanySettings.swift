@@ -48,3 +48,10 @@ public protocol CompanySettingsProvider: Sendable {
     /// The settings as stored now (defaults until an admin changes them).
     func current() async throws -> CompanySettingsValue
 }
+
+/// The company's name, for what shows it outside the API (the console's page and its web app
+/// manifest); implemented by the company module.
+public protocol CompanyNameProvider: Sendable {
+    /// The name an admin gave the company, or nil until they have.
+    func companyName() async throws -> String?
+}

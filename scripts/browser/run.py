@@ -275,7 +275,7 @@ def console_loads_under_its_csp_without_errors(ctx):
         # The module scripts ran (the login screen replaced the loading line), so the CSP
         # allowed our own assets, and nothing was blocked or failed.
         assert d.find_element(By.TAG_NAME, "h1").text == "Log in"
-        assert d.title == "Log in · sgem", d.title
+        assert d.title == "Log in · Company console", d.title
         # Logged out, the sections stay hidden.
         assert not d.find_element(By.ID, "sidebar").is_displayed()
         errors = severe_logs(d)
@@ -1048,7 +1048,7 @@ def installable_manifest_service_worker_and_offline_page(ctx):
     assert head == {"manifest": "/manifest.webmanifest", "touch": "/assets/icons/apple-touch-icon.png", "theme": "#2463eb"}, head
     manifest = fetch_json(d, "/manifest.webmanifest")
     assert manifest["start_url"] == "/#/home" and manifest["display"] == "standalone", manifest
-    assert manifest["name"] and manifest["short_name"] == "sgem" and manifest["theme_color"], manifest
+    assert manifest["name"] and manifest["short_name"] == "Console" and manifest["theme_color"], manifest
     icons = {(i["sizes"], i.get("purpose", "any")): i["src"] for i in manifest["icons"]}
     assert {("192x192", "any"), ("512x512", "any"), ("512x512", "maskable")} <= set(icons), icons
     # Every icon is a real PNG of its size, served by the binary.
@@ -1094,6 +1094,230 @@ def installable_manifest_service_worker_and_offline_page(ctx):
     shot(d, ctx, "offline")
     # Network entries are expected now (the server is gone); scripts must not have failed.
     errors = [e for e in script_errors(d) if e.get("source") != "network"]
+    assert not errors, errors
+
+
+def brand_and_title(d):
+    return d.execute_script("return [document.getElementById('brand-name').textContent, document.title]")
+
+
+@test
+def the_header_title_and_installed_app_carry_the_companys_name(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    d = ctx["browser"]()
+    d.get(server.url + "/")
+    wait_for(d, lambda d: d.find_elements(By.ID, "login-form"))
+    # Before anyone names the company: a neutral name, in the reader's language.
+    assert brand_and_title(d) == ["Company console", "Log in · Company console"], brand_and_title(d)
+    unnamed = fetch_json(d, "/manifest.webmanifest")
+    assert (unnamed["name"], unnamed["short_name"]) == ("Company console", "Console"), unnamed
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    name = 'Acme <i>"Tools"</i> & Sons'
+    status, _ = admin_api.call("PUT", "/admin/company", {"name": name})
+    assert status == 200, status
+    # The next load (the login screen too) says the name, as text, and so does the installed app.
+    d.get(server.url + "/")
+    wait_for(d, lambda d: d.find_elements(By.ID, "login-form"))
+    assert brand_and_title(d) == [name, "Log in · " + name], brand_and_title(d)
+    assert not d.find_elements(By.CSS_SELECTOR, ".brand i"), "the name was read as markup"
+    named = fetch_json(d, "/manifest.webmanifest")
+    assert (named["name"], named["short_name"]) == (name, "Acme"), named
+    login(d, server, "admin", ADMIN_PASSWORD)
+    screen(d, "home")
+    wait_for(d, lambda d: brand_and_title(d) == [name, "Home · " + name])
+    # An admin renames the company on its screen: the header and the title follow at once.
+    d.get(server.url + "/#/company")
+    screen(d, "company")
+    wait_for(d, lambda d: d.find_element(By.ID, "company-edit")).click()
+    field = d.find_element(By.ID, "company-edit-name")
+    field.clear()
+    field.send_keys("Bravo Ibérica")
+    d.find_element(By.ID, "company-save").click()
+    wait_for(d, lambda d: d.find_element(By.ID, "company-status").text == "The company profile has been saved.")
+    assert brand_and_title(d) == ["Bravo Ibérica", "Company · Bravo Ibérica"], brand_and_title(d)
+    assert fetch_json(d, "/manifest.webmanifest")["name"] == "Bravo Ibérica"
+    # In Spanish the page's words change and the name stays.
+    Select(d.find_element(By.ID, "lang")).select_by_value("es")
+    wait_for(d, lambda d: brand_and_title(d) == ["Bravo Ibérica", "Empresa · Bravo Ibérica"])
+    errors = script_errors(d)
+    assert not errors, errors
+
+
+def noisy_png(width, height):
+    """A PNG of random pixels: it does not compress, so it is as large as a phone's photo."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    noise = os.urandom(width * height * 3)
+    row = width * 3
+    raw = b"".join(b"\x00" + noise[y * row:(y + 1) * row] for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 1)) + chunk(b"IEND", b""))
+
+
+def rotated_jpeg(d, width, height):
+    """A JPEG drawn in the page, `width` × `height` as stored, with EXIF orientation 6 (a phone held
+    upright: shown turned a quarter clockwise, so `height` wide and `width` high)."""
+    encoded = d.execute_async_script("""
+        const [w, h, done] = arguments;
+        const canvas = document.createElement('canvas');
+        canvas.width = w; canvas.height = h;
+        const g = canvas.getContext('2d');
+        g.fillStyle = '#2463eb'; g.fillRect(0, 0, w, h);
+        g.fillStyle = '#e34'; g.fillRect(0, 0, w / 4, h);
+        canvas.toBlob(async (blob) => {
+          const jpeg = new Uint8Array(await blob.arrayBuffer());
+          // APP1 "Exif": a big-endian TIFF header and one IFD entry, Orientation (0x0112) = 6.
+          const tiff = [0x4d, 0x4d, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0];
+          const body = [0x45, 0x78, 0x69, 0x66, 0, 0, ...tiff];
+          const app1 = [0xff, 0xe1, (body.length + 2) >> 8, (body.length + 2) & 255, ...body];
+          const out = new Uint8Array(jpeg.length + app1.length);
+          out.set(jpeg.subarray(0, 2)); out.set(app1, 2); out.set(jpeg.subarray(2), 2 + app1.length);
+          let text = ''; for (const b of out) text += String.fromCharCode(b);
+          done(btoa(text));
+        }, 'image/jpeg', 0.9);
+    """, width, height)
+    import base64
+    return base64.b64decode(encoded)
+
+
+def avatar_size_and_type(d):
+    """The uploaded avatar as the server keeps it: [width, height, content type]."""
+    return d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          const me = await (await fetch('/api/v1/me', {credentials: 'same-origin'})).json();
+          const r = await fetch(me.avatarUrl, {credentials: 'same-origin'});
+          const bitmap = await createImageBitmap(await r.blob());
+          return [bitmap.width, bitmap.height, r.headers.get('Content-Type')];
+        })().then(done, (e) => done(String(e)));
+    """)
+
+
+@test
+def a_large_phone_photo_is_made_smaller_upright_before_it_is_sent(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    big = os.path.join(server.dir, "photo.png")
+    with open(big, "wb") as f:
+        f.write(noisy_png(1800, 1350))
+    assert os.path.getsize(big) > 2 * 1024 * 1024 + 100_000, "the picture must be over the server's limit"
+    not_image = os.path.join(server.dir, "notes.png")
+    with open(not_image, "w") as f:
+        f.write("these are my notes, not a picture\n")
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.get(server.url + "/#/profile")
+    screen(d, "profile")
+    # Over 2 MiB as chosen: the browser makes it 1024 px on its longest side, and it goes up.
+    wait_for(d, lambda d: d.find_element(By.ID, "avatar-file")).send_keys(big)
+    wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, ".picture-card .notice").text == "Your new picture is up.", timeout=30)
+    width, height, kind = avatar_size_and_type(d)
+    assert (width, height) == (1024, 768), (width, height)
+    assert kind in ("image/webp", "image/jpeg"), kind
+    # A photo taken upright (stored sideways, with EXIF orientation 6) stays upright.
+    photo = os.path.join(server.dir, "upright.jpg")
+    with open(photo, "wb") as f:
+        f.write(rotated_jpeg(d, 2000, 1500))
+    d.find_element(By.ID, "avatar-file").send_keys(photo)
+    wait_for(d, lambda d: avatar_size_and_type(d)[:2] == [768, 1024], timeout=30)
+    # A file that is no picture is refused in words, before anything is sent.
+    d.find_element(By.ID, "avatar-file").send_keys(not_image)
+    wait_for(d, lambda d: "not a picture" in d.find_element(By.CSS_SELECTOR, ".picture-card .notice.bad").text)
+    problems = axe_problems(d, "profile")
+    assert not problems, problems
+    errors = script_errors(d)
+    assert not errors, errors
+
+
+def rt_offline_shown(d):
+    return d.find_element(By.ID, "rt-status").text == "Offline, reconnecting…"
+
+
+@test
+def a_home_opened_while_the_server_is_down_fills_in_once_it_is_back_and_a_phone_keeps_log_out(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    admin_api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = admin_api.call("POST", "/admin/notices", {"title": "Welcome back", "body": "The office is open."})
+    assert status == 201, status
+    d = ctx["browser"]()
+    d.set_window_size(390, 844)
+    login(d, server, "admin", ADMIN_PASSWORD)
+    screen(d, "home")
+    wait_for(d, lambda d: "Welcome back" in d.find_element(By.ID, "home-notices").text)
+    wait_for(d, realtime_open)
+    # Someone else is halfway through their profile in another browser when the server goes.
+    other = ctx["browser"]()
+    login(other, server, "admin", ADMIN_PASSWORD)
+    other.get(server.url + "/#/profile")
+    screen(other, "profile")
+    wait_for(other, realtime_open)
+    d.get(server.url + "/#/directory")
+    screen(d, "directory")
+    server.proc.terminate()
+    server.proc.wait(timeout=15)
+    wait_for(d, rt_offline_shown, timeout=15)
+    wait_for(other, rt_offline_shown, timeout=15)
+    status_field = other.find_element(By.ID, "profile-status")
+    status_field.clear()
+    status_field.send_keys("half typed")
+    # Home, opened now, cannot load its notices; "Log out" stays on the phone's screen.
+    d.execute_script("location.hash = '#/home'")
+    screen(d, "home")
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#home-notices .notice.bad"))
+    box = d.execute_script("""
+        const r = document.getElementById('logout').getBoundingClientRect();
+        return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: innerWidth, height: innerHeight,
+                status: document.getElementById('rt-status').getBoundingClientRect().width};""")
+    assert d.find_element(By.ID, "logout").is_displayed()
+    assert box["left"] >= 0 and box["right"] <= box["width"] and box["top"] >= 0 and box["bottom"] <= box["height"], box
+    assert box["status"] > 0, "the offline status is shown"
+    assert horizontal_overflow(d) <= 0
+    shot(d, ctx, "home-offline-phone")
+    # The server comes back on the same port and data: Home fills in by itself.
+    server.restart()
+    wait_for(d, lambda d: "Welcome back" in d.find_element(By.ID, "home-notices").text, timeout=45)
+    wait_for(d, lambda d: d.find_element(By.ID, "rt-status").text == "")
+    assert not d.find_elements(By.CSS_SELECTOR, "#home-notices .notice.bad")
+    # What the other person was typing is still there once their stream is back.
+    wait_for(other, lambda d: d.find_element(By.ID, "rt-status").text == "", timeout=45)
+    assert other.find_element(By.ID, "profile-status").get_attribute("value") == "half typed"
+    errors = [e for b in (d, other) for e in script_errors(b) if e.get("source") != "network"]
+    assert not errors, errors
+
+
+@test
+def spanish_writes_month_names_in_lower_case_and_counts_with_its_plural_rules(ctx):
+    server = ctx["server"]
+    admin_api, eve_api = admin_and_eve(server)
+    year = datetime.datetime.now(datetime.timezone.utc).year + 1
+    start = first_monday(year, 12)
+    ask_for_days(eve_api, start, start + datetime.timedelta(days=2))
+    d = ctx["browser"]("es-ES")
+    login(d, server, "admin", ADMIN_PASSWORD)
+    Select(d.find_element(By.ID, "lang")).select_by_value("es")
+    d.get(server.url + f"/#/calendar?month={year}-12")
+    screen(d, "calendar")
+    month = wait_for(d, lambda d: d.find_element(By.ID, "cal-month"))
+    assert month.text == f"diciembre de {year}", month.text
+    assert d.execute_script("return getComputedStyle(arguments[0]).textTransform", month) == "none"
+    # One request, one waiting: said in the singular.
+    d.get(server.url + f"/#/admin/holidays?status=pending&year={year}")
+    screen(d, "admin-holidays")
+    wait_for(d, lambda d: d.find_element(By.ID, "ah-count").text == "1 mostrada, 1 pendiente")
+    d.get(server.url + "/#/home")
+    screen(d, "home")
+    count = wait_for(d, lambda d: d.find_element(By.ID, "home-pending-words"))
+    assert count.text == "solicitud espera tu decisión.", count.text
+    badge = d.find_element(By.CSS_SELECTOR, "#nav-pending-holidays .sr-only")
+    assert text_content(badge) == ", 1 solicitud pendiente de decisión", text_content(badge)
+    # The console's own words choose their form too: one character, many characters.
+    assert d.execute_script("return import('/assets/i18n.js').then(m => [m.t('field.tooLong', {n: 1}), m.t('field.tooLong', {n: 100})])") == [
+        "Como máximo 1 carácter.", "Como máximo 100 caracteres."]
+    problems = axe_problems(d, "home (es)")
+    assert not problems, problems
+    errors = script_errors(d)
     assert not errors, errors
 
 

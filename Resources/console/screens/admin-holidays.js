@@ -9,7 +9,7 @@
 // Live: holiday.updated redraws what is shown.
 import { get, post, put } from "../api.js";
 import { t, tn, calendarDate } from "../i18n.js";
-import { h, field, showFieldErrors, notice, failure, when, submitForm } from "../dom.js";
+import { h, field, showFieldErrors, notice, failure, when, submitForm, setTitle } from "../dom.js";
 import {
   statuses, thisYear, days, dateRange, leaveTypes, typeName, statusBadge, summaryList, yearTabs, yearParam,
   requestItem, holidayError, noteLimit,
@@ -187,7 +187,7 @@ async function detailView(root, ctx, types, id) {
     const r = d.request ?? {};
     const user = d.user ?? {};
     const name = user.displayName || user.username || t("chat.someone");
-    document.title = `${t("ah.requestOf", { name })} · sgem`;
+    setTitle(t("ah.requestOf", { name }));
     const year = Number(String(r.start ?? "").slice(0, 4)) || thisYear();
     const facts = [
       [t("ah.dates"), dateRange(r)],
@@ -270,7 +270,7 @@ async function personView(root, ctx, types, userId) {
   }
   if (!ctx.alive()) return null;
   const name = user.displayName || user.username;
-  document.title = `${t("ah.personHolidays", { name })} · sgem`;
+  setTitle(t("ah.personHolidays", { name }));
   root.append(
     h("p.back", {}, h("a", { href: route }, t("ah.back")), " · ", h("a", { href: `#/person?id=${encodeURIComponent(userId)}` }, t("ah.toPerson", { name }))),
     h("div.page-head", {}, h("h1", {}, t("ah.personHolidays", { name })), user.active === false ? h("span.badge.off", {}, t("dir.inactive")) : null),

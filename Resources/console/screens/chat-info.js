@@ -4,7 +4,7 @@
 // A direct chat shows the other person. Live: redrawn when the chat or its members change.
 import { get, post, put, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
-import { h, field, notice, avatar, failure, errorText, submitForm, awayBadge } from "../dom.js";
+import { h, field, notice, avatar, failure, errorText, submitForm, awayBadge, setTitle } from "../dom.js";
 import { people, chatName, isAdminOf, limits } from "./chat-common.js";
 
 export function tagList(text) {
@@ -134,7 +134,7 @@ export async function render(root, ctx) {
   function draw() {
     const amAdmin = chat.kind === "group" && isAdminOf(chat, me);
     const name = chatName(chat, me, who);
-    document.title = `${name} · sgem`;
+    setTitle(name);
     const members = [...(chat.members ?? [])].sort((a, b) => Number(b.admin) - Number(a.admin) || who.name(a.userId).localeCompare(who.name(b.userId)));
     const parts = [h("div.page-head", {}, h("h1", { id: "info-title" }, name),
       chat.kind === "group" ? h("p.muted", {}, chat.public ? t("chat.publicGroup") : t("chat.privateGroup")) : null)];

@@ -9,7 +9,7 @@
 // translations arriving live as `message.updated` events.
 import { get, post, put, patch, del } from "../api.js";
 import { t, tn, dateTime } from "../i18n.js";
-import { h, notice, failure, errorText, awayBadge } from "../dom.js";
+import { h, notice, failure, errorText, awayBadge, setTitle } from "../dom.js";
 import { people, chatName, chatPicture, otherMember, isAdminOf, bodyNodes, dayKey, dayLabel, clockTime, newClientId, pending, maxBody }
   from "./chat-common.js";
 import { translationLanguages, languageName, translationProblem, translatedMark, targetLang, alreadyIn } from "./translation-common.js";
@@ -93,7 +93,7 @@ export async function render(root, ctx) {
   function drawHead() {
     const name = chatName(chat, me, who);
     title.textContent = name;
-    document.title = `${name} · sgem`;
+    setTitle(name);
     picture.replaceChildren(chatPicture(chat, me, who, "sm"));
     if (chat.kind === "group") {
       subtitle.replaceChildren(tn("chat.memberCount", (chat.members ?? []).length), " · ",

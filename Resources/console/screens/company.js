@@ -2,7 +2,7 @@
 // visit. Admins edit every field (PUT /admin/company); problems show next to their field.
 import { get, put } from "../api.js";
 import { t } from "../i18n.js";
-import { h, field, notice, failure, when, submitForm } from "../dom.js";
+import { h, field, notice, failure, when, submitForm, setCompanyName } from "../dom.js";
 import { telURL, mailtoURL, webURL } from "../links.js";
 
 const companyFields = ["name", "phone", "email", "website", "address"];
@@ -56,7 +56,10 @@ function editForm(company, onSaved, onCancel) {
     // "acme.example" is what people type; the server wants the full address.
     if (body.website && !/^[a-z][a-z0-9+.-]*:/i.test(body.website) && webURL(body.website)) body.website = "https://" + body.website;
     const sent = await submitForm({ button: save, fields, status }, () => put("/admin/company", body));
-    if (sent.ok) onSaved(sent.result);
+    if (sent.ok) {
+      setCompanyName(sent.result?.name);
+      onSaved(sent.result);
+    }
   });
   setTimeout(() => fields.name.input.focus(), 0);
   return form;

@@ -170,7 +170,7 @@ export function holidayError(error) {
       const left = error.details?.remainingDays ?? error.details?.remaining;
       const year = error.details?.year;
       if (left === undefined || left === null || !Number.isInteger(year)) return t("hol.err.allowance");
-      return t("hol.err.allowanceLeft", { days: days(left), year });
+      return t("hol.err.allowanceLeft", { days: days(left), left, year });
     }
     case "invalid_transition": return t("hol.err.transition");
     case "forbidden": return t("hol.err.forbidden");

@@ -96,7 +96,7 @@ async function loadHolidays(ctx, slot) {
       .sort((a, b) => a.start.localeCompare(b.start));
     cards.push(h("section.card", { "aria-labelledby": "home-my-holidays-title" },
       h("h2", { id: "home-my-holidays-title" }, t("home.myHolidays")),
-      h("p", { id: "home-remaining" }, t("home.remaining", { days: days(sum.remainingDays), year: sum.year ?? thisYear() })),
+      h("p", { id: "home-remaining" }, t("home.remaining", { days: days(sum.remainingDays), left: sum.remainingDays, year: sum.year ?? thisYear() })),
       coming.length ? h("ul.plain-list", { id: "home-my-requests" }, ...coming.map((r) => h("li", { dataset: { requestId: r.id, status: r.status } },
         dateRange(r), " ", statusBadge(r.status)))) : null,
       h("p", {}, h("a", { href: "#/holidays" }, t("home.toHolidays")))));

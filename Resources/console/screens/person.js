@@ -3,7 +3,7 @@
 // and the picture (PATCH /admin/users/{id}, PUT/DELETE /admin/users/{id}/avatar).
 import { get, patch } from "../api.js";
 import { t, takenProblems } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, failure, contactLinks, pictureControls, submitForm, errorText, awayBadge } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, failure, contactLinks, pictureControls, submitForm, errorText, awayBadge, setTitle } from "../dom.js";
 import { openDirect } from "./chat-common.js";
 const languages = [["en", "English"], ["es", "Español"], ["ca", "Català"], ["de", "Deutsch"], ["fr", "Français"],
   ["it", "Italiano"], ["nl", "Nederlands"], ["pt", "Português"]];
@@ -122,7 +122,7 @@ export async function render(root, ctx) {
 
   function show() {
     slot.replaceChildren(profileCard(user, ctx));
-    document.title = `${user.displayName || user.username} · sgem`;
+    setTitle(user.displayName || user.username);
   }
   function saved(updated, close) {
     user = { ...user, ...updated };
