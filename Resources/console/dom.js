@@ -53,6 +53,27 @@ function append(el, children) {
   }
 }
 
+/// An action that asks once more in place instead of a browser dialog: the button, then the
+/// question with "yes" and "keep" buttons beside it. `onConfirm` returns true when it is done (the
+/// row or screen usually redraws) or false to offer the button again. Returns the elements to place.
+export function confirmInline({ label, question, yes, action, ariaLabel, danger = true, small = false, onConfirm }) {
+  const size = small ? ".small" : "";
+  const ask = h(`button.secondary${size}${danger ? ".danger" : ""}`, { type: "button", dataset: { action }, "aria-label": ariaLabel }, label);
+  const sure = h(`button${size}${danger ? ".danger-solid" : ""}`, { type: "button", dataset: { action: `${action}-yes` }, hidden: true }, yes);
+  const keep = h(`button.secondary${size}`, { type: "button", dataset: { action: `${action}-no` }, hidden: true }, t("admin.cancel"));
+  const prompt = h("span.confirm-question", { role: "status", hidden: true }, question);
+  const asking = (on) => { ask.hidden = on; sure.hidden = !on; keep.hidden = !on; prompt.hidden = !on; };
+  ask.addEventListener("click", () => { asking(true); sure.focus(); });
+  keep.addEventListener("click", () => { asking(false); ask.focus(); });
+  sure.addEventListener("click", async () => {
+    sure.disabled = true;
+    let done = false;
+    try { done = await onConfirm(); } finally { sure.disabled = false; }
+    if (!done) asking(false);
+  });
+  return [ask, prompt, sure, keep];
+}
+
 let uid = 0;
 
 /// A labelled form field with a slot for its problem: {wrap, input, error}.

@@ -588,14 +588,19 @@ def admin_creates_a_user_who_then_logs_in(ctx):
         shot(d, ctx, "admin-users-desktop")
         # Reset the password: a new temporary one replaces the first, shown once.
         d.find_element(By.CSS_SELECTOR, "#admin-users li[data-username='linus'] button[data-action='reset']").click()
-        WebDriverWait(d, 10).until(EC.alert_is_present()).accept()
+        wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, "#admin-users li[data-username='linus'] button[data-action='reset-yes']")).click()
         wait_for(d, lambda d: d.find_element(By.ID, "secret-title").text == "Temporary password for Linus Torvalds")
         first, secret = secret, d.find_element(By.ID, "secret-password").get_attribute("value")
         assert len(secret) >= 10 and secret != first, (first, secret)
         # Deactivate (after confirming) and reactivate: the row and the message follow.
         row = "#admin-users li[data-username='linus']"
         d.find_element(By.CSS_SELECTOR, row + " button[data-action='deactivate']").click()
-        WebDriverWait(d, 10).until(EC.alert_is_present()).accept()
+        # The question shows in the row, no browser dialog; "Cancel" keeps the account.
+        assert d.find_element(By.CSS_SELECTOR, row + " .confirm-question").text == "Deactivate Linus Torvalds? They will be logged out at once."
+        d.find_element(By.CSS_SELECTOR, row + " button[data-action='deactivate-no']").click()
+        assert d.find_element(By.CSS_SELECTOR, row + " .badge").text == "Active"
+        d.find_element(By.CSS_SELECTOR, row + " button[data-action='deactivate']").click()
+        d.find_element(By.CSS_SELECTOR, row + " button[data-action='deactivate-yes']").click()
         wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, row + " .badge").text == "Inactive")
         assert d.find_element(By.CSS_SELECTOR, "main section .notice.ok").text == "Linus Torvalds has been deactivated."
         assert d.find_element(By.ID, "admin-counts").text == "2 people, 1 active"
@@ -919,7 +924,7 @@ def a_notice_posted_by_an_admin_is_badged_read_and_counted(ctx):
     admin.find_element(By.ID, "notice-edit-form-submit").click()
     wait_for(admin, lambda d: d.find_element(By.CSS_SELECTOR, "#notice h1").text == "Office closed on Friday afternoon")
     admin.find_element(By.ID, "notice-delete").click()
-    WebDriverWait(admin, 10).until(EC.alert_is_present()).accept()
+    wait_for(admin, lambda d: d.find_element(By.ID, "notice-delete-yes")).click()
     wait_for(admin, lambda d: d.find_element(By.CSS_SELECTOR, "#notices-list .empty").text == "There are no notices yet.")
     # Twenty at a time, newest first; "Show older notices" brings the rest, then goes away.
     api = Api(server, "admin", ADMIN_PASSWORD)

@@ -3,7 +3,7 @@
 // the allowance and needs approval; delete), and the CSV export of a year's requests.
 import { get, post, patch, del } from "../api.js";
 import { t, calendarDate } from "../i18n.js";
-import { h, field, showFieldErrors, notice, submitForm } from "../dom.js";
+import { h, field, showFieldErrors, notice, submitForm, confirmInline } from "../dom.js";
 import { parseDate, yearTabs, yearParam, typeName, holidayError } from "./holidays-common.js";
 
 const nameLimit = 100;
@@ -15,19 +15,8 @@ function keyFrom(name) {
 
 /// Delete with a second click to confirm.
 function confirmDelete(label, confirmText, onDelete) {
-  const ask = h("button.secondary.small.danger", { type: "button", dataset: { action: "delete" }, "aria-label": t("leave.deleteNamed", { name: label }) }, t("leave.delete"));
-  const yes = h("button.small.danger-solid", { type: "button", dataset: { action: "delete-yes" }, hidden: true }, t("leave.deleteYes"));
-  const keep = h("button.secondary.small", { type: "button", hidden: true }, t("admin.cancel"));
-  const prompt = h("span.hol-confirm", { hidden: true }, confirmText);
-  const toggle = (asking) => { ask.hidden = asking; yes.hidden = !asking; keep.hidden = !asking; prompt.hidden = !asking; };
-  ask.addEventListener("click", () => { toggle(true); yes.focus(); });
-  keep.addEventListener("click", () => { toggle(false); ask.focus(); });
-  yes.addEventListener("click", async () => {
-    yes.disabled = true;
-    const ok = await onDelete();
-    if (!ok) { yes.disabled = false; toggle(false); }
-  });
-  return [ask, prompt, yes, keep];
+  return confirmInline({ label: t("leave.delete"), question: confirmText, yes: t("leave.deleteYes"), action: "delete",
+    ariaLabel: t("leave.deleteNamed", { name: label }), small: true, onConfirm: onDelete });
 }
 
 function publicSection(ctx, year) {

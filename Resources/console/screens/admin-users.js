@@ -2,7 +2,7 @@
 // changing roles, deactivating and reactivating, and resetting passwords.
 import { get, post, patch } from "../api.js";
 import { t, counts as countsText, takenProblems } from "../i18n.js";
-import { h, field, showFieldErrors, notice, avatar, copyButton, errorText, submitForm, languageSelect } from "../dom.js";
+import { h, field, showFieldErrors, notice, avatar, copyButton, errorText, submitForm, languageSelect, confirmInline } from "../dom.js";
 
 export function render(root, ctx) {
   const status = notice();
@@ -50,24 +50,26 @@ export function render(root, ctx) {
     role.addEventListener("change", () => change(user, { role: role.value },
       (u) => t("admin.roleChanged", { name, role: t("admin.role." + u.role) })));
 
-    const toggle = h("button.secondary" + (user.active ? ".danger" : ""), { type: "button", dataset: { action: user.active ? "deactivate" : "activate" } },
-      user.active ? t("admin.deactivate") : t("admin.activate"));
-    toggle.addEventListener("click", () => {
-      if (user.active && !window.confirm(t("admin.deactivateConfirm", { name }))) return;
-      change(user, { active: !user.active }, (u) => t(u.active ? "admin.activated" : "admin.deactivated", { name }));
-    });
+    const activate = () => change(user, { active: !user.active }, (u) => t(u.active ? "admin.activated" : "admin.deactivated", { name }));
+    let toggle;
+    if (user.active) {
+      toggle = confirmInline({ label: t("admin.deactivate"), question: t("admin.deactivateConfirm", { name }), yes: t("admin.deactivateYes"),
+        action: "deactivate", onConfirm: async () => { await activate(); return false; } });
+    } else {
+      toggle = [h("button.secondary", { type: "button", dataset: { action: "activate" }, onclick: activate }, t("admin.activate"))];
+    }
 
-    const reset = h("button.secondary", { type: "button", dataset: { action: "reset" } }, t("admin.resetPassword"));
-    reset.addEventListener("click", async () => {
-      if (!window.confirm(t("admin.resetConfirm", { name }))) return;
-      try {
-        const { password } = await post(`/admin/users/${user.id}/password-reset`);
-        status.set();
-        showSecret(t("admin.resetDone", { name }), password);
-      } catch (error) {
-        status.set("bad", errorText(error));
-      }
-    });
+    const reset = confirmInline({ label: t("admin.resetPassword"), question: t("admin.resetConfirm", { name }), yes: t("admin.resetYes"),
+      action: "reset", danger: false, onConfirm: async () => {
+        try {
+          const { password } = await post(`/admin/users/${user.id}/password-reset`);
+          status.set();
+          showSecret(t("admin.resetDone", { name }), password);
+        } catch (error) {
+          status.set("bad", errorText(error));
+        }
+        return false;
+      } });
 
     const edit = h("button.secondary", { type: "button", dataset: { action: "edit" } }, t("admin.edit"));
     const item = h("li.admin-row" + (user.active ? "" : ".inactive"), { dataset: { userId: user.id, username: user.username } },
@@ -76,7 +78,7 @@ export function render(root, ctx) {
         h("strong", {}, name, isMe ? h("span.muted", {}, ` (${t("admin.you")})`) : null),
         h("span.muted", {}, `@${user.username} · ${user.email}`)),
       h("span.badge." + (user.active ? "on" : "off"), {}, user.active ? t("dir.active") : t("dir.inactive")),
-      h("div.admin-actions", {}, edit, role, toggle, reset));
+      h("div.admin-actions", {}, edit, role, ...toggle, ...reset));
     edit.addEventListener("click", () => {
       if (item.querySelector("form")) return;
       item.append(editForm(user, () => item.querySelector("form")?.remove()));

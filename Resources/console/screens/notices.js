@@ -4,7 +4,7 @@
 // notice.created from the realtime stream.
 import { get, post, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
-import { h, field, showFieldErrors, notice, richText, when, failure, errorText, submitForm } from "../dom.js";
+import { h, field, showFieldErrors, notice, richText, when, failure, errorText, submitForm, confirmInline } from "../dom.js";
 import { translationLanguages, translateButton, translatedMark, targetLang } from "./translation-common.js";
 
 const pageSize = 20;
@@ -268,19 +268,22 @@ async function renderOne(root, ctx, id) {
     }
     if (ctx.isAdmin && item.kind === "company") {
       const edit = h("button.secondary", { type: "button", id: "notice-edit" }, t("admin.edit"));
-      const remove = h("button.secondary.danger", { type: "button", id: "notice-delete" }, t("notices.delete"));
+      const remove = confirmInline({ label: t("notices.delete"), question: t("notices.deleteConfirm", { title: item.title }),
+        yes: t("notices.deleteYes"), action: "delete", onConfirm: async () => {
+          try {
+            await del(`/admin/notices/${encodeURIComponent(item.id)}`);
+            ctx.refreshUnread();
+            ctx.navigate("#/notices");
+            return true;
+          } catch (error) {
+            status.set("bad", errorText(error));
+            return false;
+          }
+        } });
+      remove[0].id = "notice-delete";
+      remove[2].id = "notice-delete-yes";
       edit.addEventListener("click", () => editing());
-      remove.addEventListener("click", async () => {
-        if (!window.confirm(t("notices.deleteConfirm", { title: item.title }))) return;
-        try {
-          await del(`/admin/notices/${encodeURIComponent(item.id)}`);
-          ctx.refreshUnread();
-          ctx.navigate("#/notices");
-        } catch (error) {
-          status.set("bad", errorText(error));
-        }
-      });
-      children.push(readBy(item), status, h("div.actions", {}, edit, remove));
+      children.push(readBy(item), status, h("div.actions", {}, edit, ...remove));
     }
     article.replaceChildren(...children);
   }
