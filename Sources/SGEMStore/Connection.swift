@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 import SGEMSupport
 
 /// One SQLite connection with its statement cache. Opened by `Store.init`, then handed to exactly
@@ -31,8 +32,16 @@ final class Connection {
         if !configuration.createIfMissing && !FileOps.exists(path) {
             throw StoreError(code: .missingDatabase, message: "no database at \(path)")
         }
+        let isNew = role == .writer && configuration.createIfMissing && !FileOps.exists(path)
         do {
             handle = try Connection.open(path, flags: flags)
+            // A new database holds every password hash: readable by its owner only, whatever the
+            // umask (SQLite creates files 0644, and its WAL and shared-memory files copy the mode).
+            if isNew && chmod(path, 0o600) != 0 {
+                let code = errno
+                close()
+                throw StoreError(code: .sqlite, message: "cannot restrict \(path) to mode 0600 (errno \(code))")
+            }
         } catch let error as StoreError where error.sqliteCode.map({ $0 & 0xFF == SQLITE_CANTOPEN }) == true && !configuration.createIfMissing {
             // Removed between the check and the open, or not openable: either way nothing was created.
             throw StoreError(code: .missingDatabase, message: "cannot open the database at \(path): \(error.message)",

@@ -119,6 +119,18 @@ import Testing
         #expect(Self.mode(target) == 0o600)
     }
 
+    @Test func aNewDatabaseAndItsWALAreOwnerOnlyWhateverTheUmask() async throws {
+        let dir = TemporaryDirectory()
+        let previous = umask(0)
+        defer { umask(previous) }
+        let store = try makeStore(dir)
+        try await Self.seed(store, rows: 10)
+        let path = dir.file("test.db")
+        #expect(Self.mode(path) == 0o600)
+        #expect(Self.mode(path + "-wal") == 0o600)
+        await store.close()
+    }
+
     private static func mode(_ path: String) -> mode_t {
         var info = stat()
         guard stat(path, &info) == 0 else { return 0o7777 }
