@@ -73,7 +73,8 @@ struct ConsoleRuntime: ModuleRuntime {
 extension ConsoleModule {
     /// The response for one embedded file: 304 when the ETag matches, gzip when accepted.
     static func serve(_ name: String, _ request: Request) -> Response {
-        guard !name.contains(".."), let asset = embeddedAssets[name] else {
+        // The page itself is a template: it is served only through `serveIndex`, filled in.
+        guard !name.contains(".."), name != "index.html", let asset = embeddedAssets[name] else {
             return .error(APIError.notFound("no such console file"))
         }
         var headers = HTTPHeaders()

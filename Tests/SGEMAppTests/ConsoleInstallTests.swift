@@ -35,6 +35,9 @@ import Testing
                     #"<link rel="apple-touch-icon" href="/assets/icons/apple-touch-icon.png">"#, #"class="skip-link""#] {
             #expect(setup.text.contains(tag), "index.html lacks \(tag)")
         }
+        // The page's template is not an asset: its placeholders never reach a browser.
+        #expect(!setup.text.contains("{{"))
+        #expect(try httpRequest(port: port, path: "/assets/index.html").status == 404)
 
         let manifestReply = try httpRequest(port: port, path: "/manifest.webmanifest")
         #expect(manifestReply.status == 200)
