@@ -85,6 +85,16 @@ public final class Database {
         try connection.query(sql, bindings.map(\.sqlValue)).first?[0] ?? .null
     }
 
+    /// Runs `body` so that what it overwrites or deletes leaves no old bytes in the file's free
+    /// space (SQLite's `secure_delete`). PostgreSQL keeps old row versions until VACUUM whatever
+    /// is done here; there, `body` simply runs.
+    public func overwritingSecurely<T>(_ body: () throws -> T) throws -> T {
+        guard connection is Connection else { return try body() }
+        try execute("PRAGMA secure_delete = ON")
+        defer { try? execute("PRAGMA secure_delete = OFF") }
+        return try body()
+    }
+
     /// The id the most recent INSERT on this connection gave a row with an identity key
     /// (SQLite's rowid; PostgreSQL's `lastval()`); 0 when there is none.
     public var lastInsertRowID: Int64 { (try? connection.lastInsertedID()) ?? 0 }

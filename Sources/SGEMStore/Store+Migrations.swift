@@ -38,11 +38,18 @@ extension Store {
                     \(self.path) was written by a newer release of sgem-server (it records migrations this one does not know: \(unknown.prefix(3).joined(separator: ", "))\(unknown.count > 3 ? ", …" : "")); start the newer release or restore a backup
                     """)
             }
+            let pending = migrations.migrations.filter { !applied.contains($0.id) }
+            // Nothing is applied when one of them cannot run on this backend.
+            if let missing = pending.first(where: { $0.body(for: connection.dialect) == nil }) {
+                throw StoreError(code: .migration, message: """
+                    migration \(missing.id) has no PostgreSQL form yet: this release runs that module on SQLite only
+                    """)
+            }
             var newlyApplied: [String] = []
-            for migration in migrations.migrations where !applied.contains(migration.id) {
+            for migration in pending {
                 do {
                     try connection.beginWriteBatch()
-                    try migration.apply(db)
+                    try migration.body(for: connection.dialect)?(db)
                     try connection.execute("INSERT INTO sgem_migrations (id, applied_at) VALUES (?, ?)",
                                            [.text(migration.id), .integer(Timestamp.now().milliseconds)])
                     try connection.execute("COMMIT")

@@ -4,57 +4,8 @@ import Glibc
 @testable import SGEMStore
 import SGEMSupport
 import Synchronization
+import SGEMTestSupport
 import Testing
-
-/// The backends the store runs on; PostgreSQL only when `make test`'s throwaway server is there.
-enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, postgresql
-
-    var testDescription: String { rawValue }
-
-    /// Every backend this run can reach.
-    static var available: [TestBackend] { testDatabaseURL == nil ? [.sqlite] : [.sqlite, .postgresql] }
-}
-
-/// A fresh database for one test on `backend`: a file in a temporary directory, or a schema of
-/// its own on the throwaway PostgreSQL (every connection of the store enters it through the URL's
-/// `options`). Released with the test.
-final class TestDatabase: Sendable {
-    let backend: TestBackend
-    let location: StoreLocation
-    private let directory: TemporaryDirectory
-    private let schemaName: String?
-
-    init(_ backend: TestBackend) throws {
-        self.backend = backend
-        directory = TemporaryDirectory()
-        switch backend {
-        case .sqlite:
-            schemaName = nil
-            location = .sqlite(path: directory.file("test.db"))
-        case .postgresql:
-            let base = try #require(testDatabaseURL)
-            let name = "t_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-            let admin = try PostgresConnection(url: base)
-            try admin.execute("CREATE SCHEMA \(name)")
-            schemaName = name
-            let separator = base.contains("?") ? "&" : "?"
-            location = .postgresql(try #require(PostgresURL(base + separator + "options=-csearch_path%3D" + name)))
-        }
-    }
-
-    func open(configure: (inout StoreConfiguration) -> Void = { _ in }) throws -> Store {
-        var configuration = StoreConfiguration()
-        configure(&configuration)
-        return try Store(location: location, configuration: configuration, logger: testLogger, metrics: MetricsRegistry())
-    }
-
-    deinit {
-        if let schemaName, let base = testDatabaseURL, let admin = try? PostgresConnection(url: base) {
-            _ = try? admin.execute("DROP SCHEMA \(schemaName) CASCADE")
-        }
-    }
-}
 
 /// The store's contract, the same on SQLite and PostgreSQL: values, group commit with a savepoint
 /// per write, the write guard, errors by category, migrations, readers' snapshots; and on
@@ -237,15 +188,16 @@ final class TestDatabase: Sendable {
         let database = try TestDatabase(backend)
         let store = try database.open()
         var list = MigrationList()
-        list.add("notes.001_create", sql: "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL)")
-        list.add("notes.002_seed") { db in try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 1, "first") }
+        list.add("notes.001_create", sqlite: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+                 postgresql: "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL)")
+        list.add(portable: "notes.002_seed") { db in try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 1, "first") }
         #expect(try await store.migrate(list) == ["notes.001_create", "notes.002_seed"])
         #expect(try await store.migrate(list) == [])
         #expect(try await store.appliedMigrations() == ["notes.001_create", "notes.002_seed"])
 
         // A failing migration leaves nothing of itself and is not recorded.
         var failing = list
-        failing.add("notes.003_broken") { db in
+        failing.add(portable: "notes.003_broken") { db in
             try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 2, "second")
             try db.execute("INSERT INTO no_such_table VALUES (1)")
         }
@@ -258,6 +210,19 @@ final class TestDatabase: Sendable {
         let newer = await #expect(throws: StoreError.self) { try await store.migrate(older, refuseNewerSchema: true) }
         #expect(newer?.code == .schemaTooNew)
         #expect(try await store.migrate(older) == [], "a module's own list (tests, tools) may be a part of the whole")
+
+        // A migration without a form for this backend: refused there before anything runs.
+        var sqliteOnly = list
+        sqliteOnly.add(portable: "notes.003_sqlite_only") { db in try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 3, "third") }
+        sqliteOnly.add("notes.004_sqlite_only", sql: "INSERT INTO notes (id, body) VALUES (4, 'fourth')")
+        #expect(sqliteOnly.withoutPostgreSQLForm == ["notes.004_sqlite_only"])
+        if backend == .postgresql {
+            let refused = await #expect(throws: StoreError.self) { try await store.migrate(sqliteOnly) }
+            #expect(refused?.message.contains("notes.004_sqlite_only has no PostgreSQL form") == true)
+            #expect(try await store.read { try $0.scalar("SELECT count(*) FROM notes") } == .integer(1), "not even 003 ran")
+        } else {
+            #expect(try await store.migrate(sqliteOnly) == ["notes.003_sqlite_only", "notes.004_sqlite_only"])
+        }
         await store.close()
     }
 }
