@@ -192,6 +192,37 @@ struct SystemLinesTests {
     }
 }
 
+@Suite("System lines: the migration")
+struct SystemLinesMigrationTests {
+    @Test("messages stored before messaging.002 read back as text messages, with their search rows intact")
+    func olderMessagesAreText() async throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "test"))
+        var all = MigrationList()
+        MessagingRepository.registerMigrations(&all)
+        _ = try await store.migrate(all.before("messaging.002_system_messages"))
+        try await store.write { db in
+            try db.execute("INSERT INTO messaging_chats (kind, name, creator_id, created_at, last_activity_at) VALUES ('group', 'G', 1, 1, 1)")
+            try db.execute("INSERT INTO messaging_members (chat_id, user_id, admin, joined_at) VALUES (1, 1, 1, 1)")
+            try db.execute("INSERT INTO messaging_messages (chat_id, sender_id, body, created_at) VALUES (1, 1, 'before the change', 1)")
+            try db.execute("INSERT INTO messaging_search (rowid, body) VALUES (1, 'before the change')")
+        }
+        #expect(try await store.migrate(all) == ["messaging.002_system_messages"])
+        let old = try await store.read { db in try MessagingRepository.message(1, in: db) }
+        #expect(old?.kind == .text && old?.system == nil && old?.body == "before the change")
+        let hits = try await store.read { db in try MessagingRepository.search(text: "change", userID: 1, chatID: nil, before: nil, limit: 5, in: db) }
+        #expect(hits.map(\.message.id) == [1])
+        let line = try await store.write { db in
+            try MessagingRepository.insertSystemMessage(chatID: 1, line: SystemLine(event: .memberLeft, actorID: 1, userIDs: [1]),
+                                                        at: Timestamp(milliseconds: 2), in: db)
+        }
+        let stored = try await store.read { db in try MessagingRepository.message(line.id, in: db) }
+        #expect(stored == line, "a line reads back as written")
+        await store.close()
+    }
+}
+
 /// A journal that refuses to record system lines, to show that their change goes with them.
 struct RefusingLines: EventJournal {
     struct Refused: Error {}
