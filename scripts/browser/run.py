@@ -1487,11 +1487,15 @@ def realtime_open(d):
     return d.execute_script("return import('/assets/realtime.js').then(m => m.connected())")
 
 
-def eve_and_bob_on_the_chat_list(ctx):
-    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open."""
+def eve_and_bob_on_the_chat_list(ctx, bob_language=None):
+    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open.
+    With `bob_language` ("es"), Bob's account and browser speak it."""
     server = ctx["server"]
     eve_api, bob_api = two_employees(server)
-    eve, bob = ctx["browser"](), ctx["browser"]()
+    if bob_language:
+        status, _ = bob_api.call("PATCH", "/me", {"language": bob_language})
+        assert status == 200, status
+    eve, bob = ctx["browser"](), ctx["browser"]({"es": "es-ES"}.get(bob_language, "en-US"))
     login(eve, server, "eve", EMPLOYEE_PASSWORD)
     login(bob, server, "bob", EMPLOYEE_PASSWORD)
     bob.get(server.url + "/#/chat")
@@ -1802,20 +1806,10 @@ def a_deactivated_account_is_taken_to_the_login_screen_by_its_stream(ctx):
 
 @test
 def new_message_starts_chats_and_system_lines_say_who_came_and_went_in_each_readers_language(ctx):
-    server = ctx["server"]
-    eve_api, bob_api = two_employees(server)
+    server, eve_api, bob_api, eve, bob = eve_and_bob_on_the_chat_list(ctx, bob_language="es")
     create_employee(server, "carla", "Carla Cook")
     carla_id = Api(server, "carla", EMPLOYEE_PASSWORD).user["id"]
     bob_id = bob_api.user["id"]
-    status, _ = bob_api.call("PATCH", "/me", {"language": "es"})
-    assert status == 200, status
-    eve, bob = ctx["browser"](), ctx["browser"]("es-ES")
-    login(eve, server, "eve", EMPLOYEE_PASSWORD)
-    login(bob, server, "bob", EMPLOYEE_PASSWORD)
-    bob.get(server.url + "/#/chat")
-    screen(bob, "chat")
-    wait_for(bob, lambda d: d.find_elements(By.ID, "chat-empty"))
-    wait_for(bob, realtime_open)
 
     # "New message": a person found by name opens the direct chat, with no system line in it.
     eve.get(server.url + "/#/chat")
