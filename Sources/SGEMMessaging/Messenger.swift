@@ -49,7 +49,7 @@ struct Messenger: Sendable {
         try await requireActiveUsers(others, field: "memberIds")
         let now = Timestamp.now()
         let journal = self.journal
-        let chat = try await store.write { db -> Chat in
+        let (chat, line) = try await store.write { db -> (Chat, Message) in
             guard let id = try MessagingRepository.insertChat(kind: .group, name: name, description: description, tags: tags,
                                                               isPublic: isPublic, creator: creator, pairKey: nil, at: now, in: db) else {
                 throw StoreError(code: .system, message: "inserting a group returned no id")
@@ -58,12 +58,12 @@ struct Messenger: Sendable {
             for member in others { try MessagingRepository.addMember(member, to: id, admin: false, at: now, in: db) }
             guard let chat = try MessagingRepository.chat(id, in: db) else { throw Messenger.noSuchChat }
             _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
-            try Messenger.writeLine(SystemLine(event: .chatCreated, actorID: creator, userIDs: others), in: id, at: now,
-                                    journal: journal, db: db)
-            return chat
+            let line = try Messenger.writeLine(SystemLine(event: .chatCreated, actorID: creator, userIDs: others), in: id, at: now,
+                                               journal: journal, db: db)
+            return (chat, line)
         }
         journal.didCommit()
-        return chat.json(Chat.ReaderView())
+        return chat.json(Chat.ReaderView(lastMessage: line))
     }
 
     /// The direct chat of `me` and `other`, created the first time (`created` true then). The
@@ -375,10 +375,12 @@ struct Messenger: Sendable {
 
     /// Writes a system line in chat `chatID` and records its `message.created` for the chat's
     /// members, in the caller's transaction (so the change, its events and its line stand or fall together).
-    static func writeLine(_ line: SystemLine, in chatID: Int64, at time: Timestamp, journal: any EventJournal, db: Database) throws {
+    @discardableResult
+    static func writeLine(_ line: SystemLine, in chatID: Int64, at time: Timestamp, journal: any EventJournal, db: Database) throws -> Message {
         let message = try MessagingRepository.insertSystemMessage(chatID: chatID, line: line, at: time, in: db)
         _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(chatID), data: message.eventData,
                                              subject: RealtimeEvent.subject(message: message.id)), in: db)
+        return message
     }
 
     /// A group `user` administers: 404 when they are not a member, 409 for a direct chat, 403
