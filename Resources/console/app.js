@@ -218,7 +218,8 @@ function listenLive() {
   }
   realtime.on("message.created", async ({ data }) => {
     const m = data?.message;
-    if (!m || !state.me || m.senderId === state.me.id || m.deleted) return;
+    // Who came and went (a system line) is no news to notify about.
+    if (!m || !state.me || m.senderId === state.me.id || m.deleted || m.kind === "system") return;
     const name = await senderName(m.senderId);
     const mentioned = Array.isArray(m.mentions) && m.mentions.includes(state.me.id);
     notify(t(mentioned ? "notify.mention" : "notify.message", { name }), m.body, `message-${m.id}`, `#/chat?id=${m.chatId}`);

@@ -1455,6 +1455,12 @@ def messages_text(d):
         .map(el => el.textContent);""")
 
 
+def system_lines(d):
+    """The words of the system lines (who came and went) shown in the open chat, in order."""
+    return d.execute_script("""return [...document.querySelectorAll('#chat-messages .msg-system .system-text')]
+        .map(el => el.textContent);""")
+
+
 def send_message(d, text):
     box = wait_for(d, lambda d: d.find_element(By.ID, "chat-input"))
     # Shift+Enter is a new line in the composer; Enter sends.
@@ -1481,11 +1487,15 @@ def realtime_open(d):
     return d.execute_script("return import('/assets/realtime.js').then(m => m.connected())")
 
 
-def eve_and_bob_on_the_chat_list(ctx):
-    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open."""
+def eve_and_bob_on_the_chat_list(ctx, bob_language=None):
+    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open.
+    With `bob_language` ("es"), Bob's account and browser speak it."""
     server = ctx["server"]
     eve_api, bob_api = two_employees(server)
-    eve, bob = ctx["browser"](), ctx["browser"]()
+    if bob_language:
+        status, _ = bob_api.call("PATCH", "/me", {"language": bob_language})
+        assert status == 200, status
+    eve, bob = ctx["browser"](), ctx["browser"]({"es": "es-ES"}.get(bob_language, "en-US"))
     login(eve, server, "eve", EMPLOYEE_PASSWORD)
     login(bob, server, "bob", EMPLOYEE_PASSWORD)
     bob.get(server.url + "/#/chat")
@@ -1575,6 +1585,9 @@ def a_group_is_created_a_member_added_and_mentioned_live(ctx):
     wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 2)
     bob.find_element(By.ID, "chat-info-link").click()
     wait_for(bob, lambda d: d.find_element(By.ID, "info-leave")).click()
+    # Leaving asks first, in place.
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').is_displayed())
+    bob.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').click()
     wait_for(bob, lambda d: d.execute_script("return location.hash") == "#/chat")
     wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 1)
     shot(eve, ctx, "chat-group-info")
@@ -1741,13 +1754,17 @@ def history_loads_upward_and_a_public_group_is_joined_then_left_by_removal(ctx):
     screen(bob, "chat")
     wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, f'#public-list [data-chat-id="{group["id"]}"] [data-action="join"]')).click()
     wait_for(bob, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Announcements")
-    # The latest 50 first, at the bottom; scrolling to the top brings the older ones above.
-    wait_for(bob, lambda d: len(messages_text(d)) == 50)
-    assert messages_text(bob)[0] == "note 16" and messages_text(bob)[-1] == "note 65"
+    # The latest 50 first, at the bottom (the line saying Bob joined and 49 notes); scrolling to
+    # the top brings the older ones above (the group's creation line and the first 16 notes).
+    wait_for(bob, lambda d: len(messages_text(d)) == 49)
+    assert messages_text(bob)[0] == "note 17" and messages_text(bob)[-1] == "note 65"
+    assert len(bob.find_elements(By.CSS_SELECTOR, "#chat-messages .msg, #chat-messages .msg-system")) == 50
+    assert system_lines(bob) == ["You joined the group"]
     assert bob.execute_script("const s = document.getElementById('chat-scroll'); return s.scrollHeight - s.scrollTop - s.clientHeight") < 80
     bob.execute_script("document.getElementById('chat-scroll').scrollTop = 0")
     wait_for(bob, lambda d: len(messages_text(d)) == 65)
     assert messages_text(bob) == [f"note {n}" for n in range(1, 66)]
+    assert system_lines(bob) == ["Eve Employee created the group", "You joined the group"]
     # Where the reader was stays on screen: the view did not jump to the new top.
     assert bob.execute_script("return document.getElementById('chat-scroll').scrollTop") > 0
     assert not bob.find_element(By.ID, "chat-older").is_displayed()
@@ -1785,6 +1802,85 @@ def a_deactivated_account_is_taken_to_the_login_screen_by_its_stream(ctx):
     wait_for(bob, lambda d: d.find_elements(By.ID, "login-form"), timeout=20)
     assert "session has ended" in bob.find_element(By.CSS_SELECTOR, "#main").text
     assert not realtime_open(bob)
+
+
+@test
+def new_message_starts_chats_and_system_lines_say_who_came_and_went_in_each_readers_language(ctx):
+    server, eve_api, bob_api, eve, bob = eve_and_bob_on_the_chat_list(ctx, bob_language="es")
+    create_employee(server, "carla", "Carla Cook")
+    carla_id = Api(server, "carla", EMPLOYEE_PASSWORD).user["id"]
+    bob_id = bob_api.user["id"]
+
+    # "New message": a person found by name opens the direct chat, with no system line in it.
+    eve.get(server.url + "/#/chat")
+    screen(eve, "chat")
+    wait_for(eve, lambda d: d.find_element(By.ID, "chat-new")).click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "direct-filter")).send_keys("bob")
+    wait_for(eve, lambda d: [li.get_attribute("data-user-id") for li in d.find_elements(By.CSS_SELECTOR, "#direct-people .member")] == [str(bob_id)])
+    eve.find_element(By.CSS_SELECTOR, f'#direct-people [data-user-id="{bob_id}"] [data-action="message"]').click()
+    wait_for(eve, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Bob Builder")
+    assert system_lines(eve) == []
+
+    # And a new group with two people: the creation line, in each reader's language.
+    eve.get(server.url + "/#/chat?view=new")
+    wait_for(eve, lambda d: d.find_element(By.ID, "group-name")).send_keys("Lunch")
+    for uid in (bob_id, carla_id):
+        wait_for(eve, lambda d: d.find_element(By.ID, f"group-member-{uid}")).click()
+    eve.find_element(By.ID, "group-create").click()
+    wait_for(eve, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Lunch")
+    wait_for(eve, lambda d: system_lines(d) == ["You created the group"])
+    group_id = int(eve.execute_script("return new URLSearchParams(location.hash.split('?')[1]).get('id')"))
+    item = f'#chat-list .chat-item[data-chat-id="{group_id}"]'
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, item + " .chat-preview").text == "Eve Employee creó el grupo")
+    assert not bob.find_elements(By.CSS_SELECTOR, item + " .badge.unread"), "a system line is never unread"
+    open_chat_from_list(bob, "Lunch")
+    wait_for(bob, lambda d: system_lines(d) == ["Eve Employee creó el grupo"])
+    wait_for(bob, realtime_open)
+
+    # Removing a member asks first, in place; nothing happens until it is confirmed.
+    eve.find_element(By.ID, "chat-info-link").click()
+    row = f'#info-members .member[data-user-id="{carla_id}"]'
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + ' [data-action="remove"]')).click()
+    sure = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + ' [data-action="remove-yes"]'))
+    assert sure.is_displayed() and "Carla Cook" in eve.find_element(By.CSS_SELECTOR, row + " .confirm-question").text
+    assert len(eve.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 3, "not removed before the confirmation"
+    eve.find_element(By.CSS_SELECTOR, row + ' [data-action="remove-no"]').click()
+    assert len(eve.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 3
+    eve.find_element(By.CSS_SELECTOR, row + ' [data-action="remove"]').click()
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + ' [data-action="remove-yes"]')).click()
+    wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 2)
+    wait_for(bob, lambda d: system_lines(d) == ["Eve Employee creó el grupo", "Eve Employee quitó a Carla Cook"])
+    click_when_there(eve, f'#info-members .member[data-user-id="{bob_id}"] [data-action="grant"]')
+    wait_for(bob, lambda d: system_lines(d)[-1:] == ["Eve Employee te hizo admin"])
+    assert not bob.find_elements(By.CSS_SELECTOR, '#chat-messages .msg-system [data-action]'), "no edit, delete or translate on a line"
+    eve.find_element(By.ID, "info-back").click()
+    wait_for(eve, lambda d: system_lines(d) == ["You created the group", "You removed Carla Cook", "You made Bob Builder an admin"])
+    wait_for(eve, realtime_open)
+
+    # Leaving asks first too; the others see the line live.
+    bob.find_element(By.ID, "chat-info-link").click()
+    wait_for(bob, lambda d: d.find_element(By.ID, "info-leave")).click()
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').is_displayed())
+    assert bob.find_element(By.CSS_SELECTOR, "#info-actions .confirm-question").text.startswith("¿Salir de este grupo?")
+    bob.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').click()
+    wait_for(bob, lambda d: d.execute_script("return location.hash") == "#/chat")
+    wait_for(eve, lambda d: system_lines(d)[-1:] == ["Bob Builder left the group"])
+    assert [m.value_of_css_property("text-align") for m in eve.find_elements(By.CSS_SELECTOR, "#chat-messages .msg-system")] == ["center"] * 4
+    problems = axe_problems(eve, "chat with system lines")
+    shot(eve, ctx, "chat-system-lines")
+    # At phone width: the lines and the "New message" screen fit without sideways scrolling.
+    # (axe runs at desktop width, as for the other chat screens: the phone header is not this test's.)
+    eve.set_window_size(390, 800)
+    wait_for(eve, lambda d: horizontal_overflow(d) <= 0)
+    shot(eve, ctx, "chat-system-lines-phone")
+    eve.get(server.url + "/#/chat?view=new")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#direct-people .member"))
+    assert horizontal_overflow(eve) <= 0
+    shot(eve, ctx, "chat-new-message-phone")
+    eve.set_window_size(1200, 900)
+    problems += axe_problems(eve, "new message")
+    assert not problems, "\n".join(problems)
+    no_script_errors(eve, bob)
 
 
 @test
