@@ -59,7 +59,7 @@ enum InviteRules {
     /// Tokens are 32 random bytes in base64url (43 characters); anything much longer is no token.
     static let maxTokenLength = 128
 
-    static let dayProblem = "must be a whole number of days from 1 to 30"
+    static let dayProblem = "must be a whole number from 1 to 30"
     static let useProblem = "must be a whole number from 1 to 500"
     static let noteProblem = "must be at most 200 characters on one line"
     static let roleProblem = "must be admin or employee"
