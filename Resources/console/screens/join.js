@@ -101,7 +101,9 @@ export async function render(root, ctx) {
         cannotJoin(root, "join-invalid", "join.invalidTitle", "join.invalid");
         return;
       }
-      showFieldErrors(fields, { ...(error?.fields ?? {}), ...takenProblems(error) });
+      const outside = error?.code === "registration_closed" && policy?.mode === "domain"
+        ? { email: t("join.emailAt", { domain: policy.domain }) } : {};
+      showFieldErrors(fields, { ...(error?.fields ?? {}), ...takenProblems(error), ...outside });
       status.set("bad", errorText(error));
       status.setAttribute("role", "alert");
     }
