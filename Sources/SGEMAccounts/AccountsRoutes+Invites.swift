@@ -34,7 +34,8 @@ extension AccountsRoutes {
             summary: "What an invitation link offers, for the sign-up screen (no token needed)",
             description: """
                 An unknown, expired, used-up or revoked token gets the same 404 invite_not_found. Wrong tokens count \
-                against the client address like wrong passwords (429 rate_limited after many).
+                against the client address (429 rate_limited after 20 within 15 minutes, as for wrong passwords; \
+                logins are not affected).
                 """, tags: ["accounts"],
             responses: [ResponseDoc(status: 200, description: "The invitation",
                                     schema: object(["companyName": nullableString, "role": ["type": "string", "enum": ["admin", "employee"]],
@@ -107,7 +108,7 @@ extension AccountsRoutes {
     /// The invitation `token` opens, or the one 404 for every token that opens none. A wrong
     /// token counts against the client address like a wrong password.
     func checkedInvite(_ token: String, _ request: Request) async throws -> InviteRecord {
-        let attempt = try runtime.throttle.reserveSetup(address: request.clientAddress)
+        let attempt = try runtime.throttle.reserveInviteLookup(address: request.clientAddress)
         let invite: InviteRecord?
         do {
             invite = try await service.liveInvite(token: token)

@@ -155,6 +155,21 @@ import Testing
         #expect(all?.first?["status"] == "expired")
     }
 
+    @Test func guessingLinksIsThrottledWithoutLockingLogins() async throws {
+        let server = try await ModuleServer(throttle: ThrottlePolicy(addressFailures: 3))
+        defer { Task { await server.stop() } }
+        let boss = try await apiLogin(port: server.port, "boss", adminPassword)
+        let made = try await createInvite(server.port, boss)
+        for i in 0..<3 {
+            #expect(try await httpCall(port: server.port, "GET", "/api/v1/invites/guess\(i)").status == 404)
+        }
+        let throttled = try await httpCall(port: server.port, "GET", "/api/v1/invites/\(made.token)")
+        #expect(throttled.status == 429)
+        #expect(throttled.header("Retry-After") != nil)
+        #expect(try await register(server.port, "guesser", invite: made.token).status == 429, "registration with a link waits too")
+        _ = try await apiLogin(port: server.port, "boss", adminPassword)
+    }
+
     @Test func tenSimultaneousSignUpsOnAOneUseLinkMakeOneAccount() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
