@@ -826,6 +826,11 @@ def an_admin_invites_someone_who_signs_up_by_the_link_in_another_browser(ctx):
     problems = axe_problems(d, "users screen with an invitation link")
     assert not problems, "\n".join(problems)
     shot(d, ctx, "admin-invites")
+    # On a phone the link, its copy button and the list fit the width.
+    d.set_window_size(390, 844)
+    assert horizontal_overflow(d) <= 0, horizontal_overflow(d)
+    d.find_element(By.ID, "invites").screenshot(os.path.join(ctx["shots"], "admin-invites-phone.png"))
+    d.set_window_size(1200, 900)
 
     # The invited person, on a Spanish phone: the company's name, the role, the browser's language.
     e = ctx["browser"]("es-ES")
