@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SGEMCore
 import SGEMHTTP
 import SGEMShell
@@ -115,14 +112,7 @@ extension AccountsCommands {
             return (scheme + "://" + authority, false)
         }
         let configuration = context.configuration
-        var host = configuration.string("host") ?? "0.0.0.0"
-        if host == "0.0.0.0" || host == "::" || host.isEmpty {
-            var name = [CChar](repeating: 0, count: 256)
-            host = gethostname(&name, name.count - 1) == 0
-                ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-            if host.isEmpty { host = "127.0.0.1" }
-        }
-        if host.contains(":") { host = "[\(host)]" }
+        let host = ServerAddress.linkHost(configuration.string("host") ?? "0.0.0.0")
         let scheme = configuration.string("tls-cert") == nil ? "http" : "https"
         let port = configuration.int("port")
         let origin = "\(scheme)://\(host)" + ((scheme == "http" && port == 80) || (scheme == "https" && port == 443) ? "" : ":\(port)")
