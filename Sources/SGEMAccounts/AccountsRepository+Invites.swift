@@ -28,11 +28,13 @@ extension AccountsRepository {
 
     /// Newest first, at most `limit`: only those that can still make an account at `now`, or all.
     func invites(_ db: Database, liveOnly: Bool, now: Timestamp, limit: Int) throws -> [InviteRecord] {
-        try db.query("""
+        // An integer flag, not a boolean: `? = 0` types the same on every backend.
+        let live: Int64 = liveOnly ? 1 : 0
+        return try db.query("""
             SELECT \(InviteRecord.columns) FROM accounts_invites
             WHERE ? = 0 OR (revoked_at IS NULL AND uses < max_uses AND expires_at > ?)
             ORDER BY id DESC LIMIT ?
-            """, liveOnly, now.milliseconds, limit).map(InviteRecord.init(row:))
+            """, live, now.milliseconds, limit).map(InviteRecord.init(row:))
     }
 
     /// Takes one use of invitation `id` if it can still make an account at `now`; false when it
