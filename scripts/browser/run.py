@@ -796,6 +796,139 @@ def first_run_through_the_setup_link(ctx):
 
 
 @test
+def an_admin_invites_someone_who_signs_up_by_the_link_in_another_browser(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = api.call("PUT", "/admin/company", {"name": "Acme Ltd"})
+    assert status == 200, status
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.find_element(By.CSS_SELECTOR, "#sidebar a[href='#/admin/users']").click()
+    screen(d, "admin-users")
+    wait_for(d, lambda d: d.find_element(By.ID, "invite-none").is_displayed())
+    # Out of the limits: said next to the field, nothing made.
+    days = d.find_element(By.ID, "invite-days")
+    days.clear()
+    days.send_keys("45")
+    d.find_element(By.ID, "invite-submit").click()
+    problem = wait_for(d, lambda d: d.find_element(By.ID, "invite-days-error").text or None)
+    assert problem == "A whole number from 1 to 30.", problem
+    days.clear()
+    days.send_keys("3")
+    d.find_element(By.ID, "invite-note").send_keys("Marta, new in sales")
+    d.find_element(By.ID, "invite-submit").click()
+    url = wait_for(d, lambda d: d.find_element(By.ID, "invite-url").get_attribute("value") or None)
+    assert url.startswith(server.url + "/join#invite="), url
+    assert d.find_element(By.ID, "invite-link-title").text == "Your invitation link: copy it now, it is shown only once"
+    row = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, "#invite-list li.invite-row"))
+    assert "Marta, new in sales" in row.text and "0 of 1 used" in row.text, row.text
+    problems = axe_problems(d, "users screen with an invitation link")
+    assert not problems, "\n".join(problems)
+    shot(d, ctx, "admin-invites")
+    # On a phone the link, its copy button and the list fit the width.
+    d.set_window_size(390, 844)
+    assert horizontal_overflow(d) <= 0, horizontal_overflow(d)
+    d.find_element(By.ID, "invites").screenshot(os.path.join(ctx["shots"], "admin-invites-phone.png"))
+    d.set_window_size(1200, 900)
+
+    # The invited person, on a Spanish phone: the company's name, the role, the browser's language.
+    e = ctx["browser"]("es-ES")
+    e.set_window_size(390, 844)
+    e.get(url)
+    screen(e, "join")
+    assert e.current_url == server.url + "/#/join", "the token leaves the address bar: " + e.current_url
+    wait_for(e, lambda e: e.find_element(By.ID, "join-title").text == "Te han invitado a unirte a Acme Ltd")
+    assert e.find_element(By.ID, "join-role").text == "Tu cuenta será de empleado."
+    assert Select(e.find_element(By.ID, "join-language")).first_selected_option.get_attribute("value") == "es"
+    assert horizontal_overflow(e) <= 0, horizontal_overflow(e)
+    problems = axe_problems(e, "join (invitation, es, phone)")
+    assert not problems, "\n".join(problems)
+    e.find_element(By.ID, "join-displayName").send_keys("Marta García")
+    e.find_element(By.ID, "join-username").send_keys("marta")
+    e.find_element(By.ID, "join-email").send_keys("marta@example.com")
+    e.find_element(By.ID, "join-password").send_keys("marta's own password")
+    e.find_element(By.ID, "join-confirm").send_keys("marta's own passwort")
+    e.find_element(By.ID, "join-submit").click()
+    mismatch = wait_for(e, lambda e: e.find_element(By.ID, "join-confirm-error").text or None)
+    assert mismatch == "Las dos contraseñas no coinciden.", mismatch
+    e.find_element(By.ID, "join-confirm").clear()
+    e.find_element(By.ID, "join-confirm").send_keys("marta's own password")
+    shot(e, ctx, "join-phone-es")
+    e.find_element(By.ID, "join-submit").click()
+    screen(e, "home")
+    assert e.find_element(By.ID, "me-name").get_attribute("textContent") == "Marta García"
+    me = fetch_json(e, "/api/v1/me")
+    assert me["role"] == "employee" and me["language"] == "es" and me["mustChangePassword"] is False, me
+
+    # Used up: gone from the live list; opened again, the link says so in words.
+    d.refresh()
+    screen(d, "admin-users")
+    wait_for(d, lambda d: d.find_element(By.ID, "invite-none").is_displayed())
+    f = ctx["browser"]()
+    f.get(url)
+    wait_for(f, lambda f: f.find_elements(By.ID, "join-invalid"))
+    assert f.find_element(By.ID, "join-invalid-title").text == "This invitation link does not work"
+
+    # A second link, revoked after an inline confirmation, stops working at once.
+    d.find_element(By.ID, "invite-submit").click()
+    second = wait_for(d, lambda d: (d.find_element(By.ID, "invite-url").get_attribute("value") or "") != url
+                      and d.find_element(By.ID, "invite-url").get_attribute("value"))
+    click_when_there(d, "#invite-list li.invite-row button[data-action='revoke-invite']")
+    question = d.find_element(By.CSS_SELECTOR, "#invite-list li.invite-row .confirm-question")
+    assert question.text == "Revoke this link? Nobody can use it after this.", question.text
+    d.find_element(By.CSS_SELECTOR, "#invite-list li.invite-row button[data-action='revoke-invite-yes']").click()
+    wait_for(d, lambda d: d.find_element(By.ID, "invite-none").is_displayed())
+    f.get(second)
+    wait_for(f, lambda f: f.find_elements(By.ID, "join-invalid"))
+    errors = script_errors(d) + script_errors(e) + script_errors(f)
+    assert not errors, errors
+
+
+@test
+def the_login_screen_offers_sign_up_to_the_companys_domain(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = api.call("PUT", "/admin/settings", {"registration": "domain", "registrationDomain": "acme.test"})
+    assert status == 200, status
+    d = ctx["browser"]()
+    d.get(server.url + "/")
+    offer = wait_for(d, lambda d: d.find_element(By.ID, "login-signup") if d.find_element(By.ID, "login-signup").is_displayed() else None)
+    assert offer.text == "New here? Anyone with an @acme.test address can create an account. Create an account", offer.text
+    d.find_element(By.ID, "login-create-account").click()
+    screen(d, "join")
+    assert d.find_element(By.ID, "join-domain").text == "Anyone with an email address at acme.test can create an account here."
+    problems = axe_problems(d, "join (domain only)")
+    assert not problems, "\n".join(problems)
+    d.find_element(By.ID, "join-displayName").send_keys("Olga Outsider")
+    d.find_element(By.ID, "join-username").send_keys("olga")
+    d.find_element(By.ID, "join-email").send_keys("olga@elsewhere.test")
+    d.find_element(By.ID, "join-password").send_keys("olga's long password")
+    d.find_element(By.ID, "join-confirm").send_keys("olga's long password")
+    d.find_element(By.ID, "join-submit").click()
+    problem = wait_for(d, lambda d: d.find_element(By.ID, "join-email-error").text or None)
+    assert problem == "Use your address ending in @acme.test.", problem
+    email = d.find_element(By.ID, "join-email")
+    email.clear()
+    email.send_keys("olga@acme.test")
+    d.find_element(By.ID, "join-submit").click()
+    screen(d, "home")
+    assert d.find_element(By.ID, "me-name").get_attribute("textContent") == "Olga Outsider"
+    # Closed again: the sign-up screen says how to get in instead.
+    status, _ = api.call("PUT", "/admin/settings", {"registration": "closed"})
+    assert status == 200, status
+    e = ctx["browser"]()
+    e.get(server.url + "/#/join")
+    wait_for(e, lambda e: e.find_elements(By.ID, "join-closed"))
+    assert e.find_element(By.ID, "join-closed-title").text == "Sign-up is closed"
+    problems = axe_problems(e, "join (closed)")
+    assert not problems, "\n".join(problems)
+    errors = script_errors(d) + script_errors(e)
+    assert not errors, errors
+
+
+@test
 def admin_fills_the_company_profile_and_changes_a_setting(ctx):
     server = ctx["server"]
     create_admin(server)
