@@ -272,7 +272,7 @@ final class AccountService: Sendable {
                 if !changes.isEmpty, actor.userID != userID {
                     let fields = changes.map { $0.column == "email_lower" ? "email" : $0.column.replacingOccurrences(of: "_", with: " ") }
                     try AccountService.audit(repository, db, "user.update", actor: actor, targetID: userID, login: nil,
-                                             detail: Array(Set(fields)).sorted().joined(separator: ", "))
+                                             detail: Array(Set(fields)).sorted().joined(separator: ", ") + (actor.userID == nil ? " (command line)" : ""))
                 }
                 try repository.update(db, userID: userID, all)
                 if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {

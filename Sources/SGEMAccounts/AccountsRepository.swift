@@ -260,11 +260,12 @@ struct AccountsRepository: Sendable {
         var bindings: [any SQLBindable] = [before ?? Int64.max]
         var eventClause = ""
         if !events.isEmpty {
-            // A kind is a range on the index (`kind.` ≤ name < `kind/`, "/" following "."), not a LIKE.
+            // A kind compares the name's first characters with `kind.`: no LIKE pattern to escape,
+            // and the same answer under any collation (a text range would not be on PostgreSQL).
             let each = events.map { filter -> String in
                 if filter.contains(".") { bindings.append(filter); return "a.event = ?" }
-                bindings.append(filter + "."); bindings.append(filter + "/")
-                return "(a.event >= ? AND a.event < ?)"
+                bindings.append((filter + ".").utf8.count); bindings.append(filter + ".")
+                return "substr(a.event, 1, ?) = ?"
             }
             eventClause = " AND (" + each.joined(separator: " OR ") + ")"
         }
