@@ -39,7 +39,8 @@ struct NoticesRoutes: Sendable {
             let (before, limit) = try NoticesRoutes.paging(request)
             let kind = try NoticesRoutes.kind(request)
             let page = try await board.page(viewer: me.id, before: before, limit: limit, kind: kind)
-            let language = try await board.language(of: me.id)
+            // The reader's language only matters for holiday notices worded from their facts.
+            let language = page.items.contains { $0.facts != nil } ? try await board.language(of: me.id) : nil
             return .json([
                 "items": .array(try await board.json(page.items, admin: me.isAdmin, language: language)),
                 "unreadCount": .number(Double(page.unreadCount)),
@@ -55,7 +56,8 @@ struct NoticesRoutes: Sendable {
             authenticated: true)) { request, context in
             let me = try context.user()
             let notice = try await board.notice(try NoticesRoutes.id(request), viewer: me.id)
-            return .json(try await board.json([notice], admin: me.isAdmin, language: try await board.language(of: me.id))[0])
+            let language = notice.facts != nil ? try await board.language(of: me.id) : nil
+            return .json(try await board.json([notice], admin: me.isAdmin, language: language)[0])
         }
         user.post("/{id}/read", doc: RouteDoc(
             summary: "Mark a notice read (again is fine)", tags: ["notices"],
