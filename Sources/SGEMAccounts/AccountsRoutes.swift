@@ -39,18 +39,23 @@ struct AccountsRoutes: Sendable {
             try await login(request, context)
         }
         anyone.post("/auth/register", maxBody: 8 * 1024, doc: RouteDoc(
-            summary: "Create an account when registration is open (or open to the email's domain)",
-            description: "An address outside the allowed domain gets 403 registration_closed.", tags: ["accounts"],
-            requestSchema: object(["username": string, "email": string, "password": string, "displayName": string, "language": string],
+            summary: "Create an account with an invitation, or when registration is open (or open to the email's domain)",
+            description: """
+                With invite (the token of an invitation link) the account is made whatever the registration setting, with                 the invitation's role, and takes one of its uses; an unknown, expired, used-up or revoked invitation gets                 404 invite_not_found and nothing is made. Without invite, an address outside the allowed domain gets 403                 registration_closed.
+                """, tags: ["accounts"],
+            requestSchema: object(["username": string, "email": string, "password": string, "displayName": string, "language": string,
+                                   "invite": string],
                                   required: ["username", "email", "password"]),
             responses: [ResponseDoc(status: 201, description: "Registered and logged in", schema: sessionSchema),
                         ResponseDoc(status: 403, description: "registration_closed"),
+                        ResponseDoc(status: 404, description: "invite_not_found"),
                         AccountsRoutes.nameTaken,
                         ResponseDoc(status: 422, description: "validation_failed"),
                         ResponseDoc(status: 429, description: "rate_limited: too many registrations from this address, with Retry-After"),
                         AccountsRoutes.busy])) { request, context in
             try await register(request, context)
         }
+        registerInvites(anyone: anyone, admin: admin)
         anyone.get("/auth/setup", doc: RouteDoc(
             summary: "Whether first-run setup is still possible (no token needed)", tags: ["accounts"],
             responses: [ResponseDoc(status: 200, description: "open is true while no active admin exists and the setup link is unused",
@@ -357,18 +362,23 @@ struct AccountsRoutes: Sendable {
         return AccountsRoutes.sessionResponse(session, record, status: 200, request: request)
     }
 
+    /// With an invitation the policy does not apply: the invitation decides the role, and one
+    /// of its uses is taken in the account's own transaction (`AccountService.create`).
     func register(_ request: Request, _ context: RequestContext) async throws -> Response {
         let settings = try await runtime.companySettings.current()
-        guard settings.registration != "closed" else {
+        var body = try JSONBody(request)
+        let token = body.string("invite")
+        guard token != nil || settings.registration != "closed" else {
             throw APIError(status: 403, code: "registration_closed", message: "registration is closed; ask an admin for an account")
         }
-        var body = try JSONBody(request)
         let (username, email, displayName, language) = try await newAccountFields(&body)
         let password = body.string("password", required: true)
         if let password, let problem = AccountRules.passwordProblem(password) { body.problem("password", problem) }
         try body.check()
         guard let password else { throw APIError.badRequest("incomplete registration") }
-        if settings.registration == "domain" {
+        var invite: InviteRecord?
+        if let token { invite = try await checkedInvite(token, request) }
+        if invite == nil && settings.registration == "domain" {
             let domain = settings.registrationDomain ?? ""
             guard !domain.isEmpty, email.lowercased().hasSuffix("@" + domain.lowercased()) else {
                 throw APIError(status: 403, code: "registration_closed", message: "registration is open only to @\(domain) addresses")
@@ -386,9 +396,10 @@ struct AccountsRoutes: Sendable {
         }
         runtime.throttle.fail(attempt)
         let session = service.sessions.makeSession()
-        let record = try await service.create(username: username, email: email, displayName: displayName, role: .employee, language: language,
-                                              passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.clientAddress),
-                                              session: session, request: request)
+        let record = try await service.create(username: username, email: email, displayName: displayName, role: invite?.role ?? .employee,
+                                              language: language, passwordHash: hash, event: "user.register",
+                                              actor: Actor(userID: nil, ip: request.clientAddress), session: session, request: request,
+                                              invite: invite?.id)
         return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
     }
 

@@ -23,7 +23,8 @@ struct AccountsRuntime: ModuleRuntime {
     var declaredAuditEvents: [String] = []
 
     /// Builds the runtime and publishes `SessionAuthenticator`, `UserDirectory` and `FirstRunSetup`.
-    static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy) async throws -> AccountsRuntime {
+    static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy,
+                     clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) async throws -> AccountsRuntime {
         let configuration = context.configuration
         let repository = AccountsRepository()
         let hasher = PasswordHasher(logN: configuration.int(AccountsModule.hashLogN), threads: PasswordHasher.cpuCount,
@@ -34,7 +35,7 @@ struct AccountsRuntime: ModuleRuntime {
         // The system module, first in the list, has published the journal by now; servers without
         // it (module tests) have no streams to close.
         let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions,
-                                     journal: context.services.resolve((any EventJournal).self))
+                                     journal: context.services.resolve((any EventJournal).self), clock: clock)
         try await service.readDummyCost()
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,

@@ -39,10 +39,11 @@ struct NoticesRepository: Sendable {
         // A holiday notice keeps what happened (JSON facts) and is worded when read, in the
         // reader's language; rows written before keep their stored text. The index serves the
         // board filtered by kind.
-        migrations.add("notices.002_notice_kinds", sql: """
+        let kinds = """
             ALTER TABLE notices ADD COLUMN facts TEXT;
             CREATE INDEX notices_kind ON notices (kind, id);
-            """)
+            """
+        migrations.add("notices.002_notice_kinds", sqlite: kinds, postgresql: kinds)
     }
 
     /// The columns of a notice as `viewer` sees it (?1 is the viewer's id; 0 for nobody).
