@@ -143,9 +143,11 @@ function unreadBadge() {
   return countBadge("nav-unread", state.unread, "nav.unread");
 }
 
-/// Asks the server how many notices are unread and redraws the badge when it changed.
+/// Asks the server how much company news is unread and redraws the badge when it changed
+/// (personal updates, such as holiday decisions, show on Home and under "For you" instead).
 function refreshUnread() {
-  return refreshCount("notices", "unread", "/notices?limit=1", (r) => Number(r?.unreadCount) || 0);
+  return refreshCount("notices", "unread", "/notices?limit=1&kind=company",
+    (r) => Number(r?.unreadByKind?.company ?? r?.unreadCount) || 0);
 }
 
 /// The count on "Chat": chats with something unread.
@@ -228,6 +230,7 @@ function listenLive() {
     notify(t(mentioned ? "notify.mention" : "notify.message", { name }), m.body, `message-${m.id}`, `#/chat?id=${m.chatId}`);
   });
   realtime.on("resync", () => { refreshUnread(); refreshPendingHolidays(); });
+  realtime.on("notices.read", () => refreshUnread());
   realtime.on("holiday.updated", () => refreshPendingHolidays());
   realtime.on("reconnected", reloadScreen);
   realtime.onStatus((online) => {

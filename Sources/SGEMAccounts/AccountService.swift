@@ -276,6 +276,12 @@ final class AccountService: Sendable {
                         _ = try journal?.append(StreamControl.accountDeactivated(userID: userID).event, in: db)
                     }
                 }
+                // Someone else's profile (an admin, or the command line): which fields, never their values.
+                if !changes.isEmpty, actor.userID != userID {
+                    let fields = changes.map { $0.column == "email_lower" ? "email" : $0.column.replacingOccurrences(of: "_", with: " ") }
+                    try AccountService.audit(repository, db, "user.update", actor: actor, targetID: userID, login: nil,
+                                             detail: Array(Set(fields)).sorted().joined(separator: ", ") + (actor.userID == nil ? " (command line)" : ""))
+                }
                 try repository.update(db, userID: userID, all)
                 if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
                     try repository.refreshSearchWords(db, userID: userID)
@@ -329,10 +335,10 @@ final class AccountService: Sendable {
 
     /// Newest first, ids below `before`, optionally one event name or one user (actor or
     /// target); and whether older entries follow.
-    func auditPage(before: Int64?, limit: Int, event: String? = nil, userID: Int64? = nil) async throws -> (items: [AuditEntry], more: Bool) {
+    func auditPage(before: Int64?, limit: Int, events: [String] = [], userID: Int64? = nil) async throws -> (items: [AuditEntry], more: Bool) {
         let repository = self.repository
         var items = try await store.read { db in
-            try repository.auditPage(db, before: before, limit: limit + 1, event: event, userID: userID)
+            try repository.auditPage(db, before: before, limit: limit + 1, events: events, userID: userID)
         }
         let more = items.count > limit
         if more { items.removeLast() }
@@ -342,13 +348,14 @@ final class AccountService: Sendable {
     /// The events this module writes, for filters.
     static let auditEvents = ["login.success", "login.failure", "logout", "user.register", "user.create", "setup.admin_created",
                               "role.change", "user.activate", "user.deactivate", "password.change", "password.reset",
-                              "avatar.set", "avatar.remove", "invite.created", "invite.revoked"]
+                              "avatar.set", "avatar.remove", "user.update", "invite.created", "invite.revoked"]
 
-    /// The known event names and any other name the log holds (from older releases), sorted.
-    func auditEventNames() async throws -> [String] {
+    /// The known event names (this module's and every other module's, `declared`) and any other
+    /// name the log holds (from older releases), sorted.
+    func auditEventNames(declared: [String] = []) async throws -> [String] {
         let repository = self.repository
         let stored = try await store.read { db in try repository.auditEventNames(db) }
-        return Set(AccountService.auditEvents + stored).sorted()
+        return Set(AccountService.auditEvents + declared + stored).sorted()
     }
 
     static func load(_ repository: AccountsRepository, _ db: Database, _ id: Int64) throws -> UserRecord {

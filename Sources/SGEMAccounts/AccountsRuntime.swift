@@ -19,6 +19,8 @@ struct AccountsRuntime: ModuleRuntime {
     let companySettings: any CompanySettingsProvider
     let registry: ServiceRegistry
     let logger: Logger
+    /// Every module's audit event names, for the audit log's filter.
+    var declaredAuditEvents: [String] = []
 
     /// Builds the runtime and publishes `SessionAuthenticator`, `UserDirectory` and `FirstRunSetup`.
     static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy,
@@ -39,7 +41,8 @@ struct AccountsRuntime: ModuleRuntime {
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
                                       companySettings: try context.require((any CompanySettingsProvider).self),
-                                      registry: context.services, logger: context.logger)
+                                      registry: context.services, logger: context.logger,
+                                      declaredAuditEvents: context.declaredAuditEvents)
         try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))

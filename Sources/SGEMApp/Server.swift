@@ -124,7 +124,7 @@ public final class RunningServer: Sendable {
                                     events: EventBus(logger: Logger(label: "events")), metrics: .shared,
                                     logger: logger, router: router,
                                     declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), serviceGroup: services,
-                                    secrets: secrets)
+                                    secrets: secrets, declaredAuditEvents: ordered.flatMap(\.auditEvents))
         var runtimes: [(id: ModuleID, runtime: any ModuleRuntime)] = []
         func unwind() async {
             for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }

@@ -1174,6 +1174,88 @@ def audit_log_pages_back_and_filters_by_event_and_person(ctx):
 
 
 @test
+def company_news_and_personal_updates_sit_under_their_own_tabs_and_the_badge_counts_news(ctx):
+    server = ctx["server"]
+    admin_api, eve_api = admin_and_eve(server)
+    status, _ = admin_api.call("POST", "/admin/notices", {"title": "Office closed on Friday", "body": "Enjoy the long weekend."})
+    assert status == 201, status
+    # A decision on Eve's request is personal news for her; her own request is none.
+    start = first_monday(datetime.date.today().year + 1, 3)
+    request = ask_for_days(eve_api, start, start + datetime.timedelta(days=1))
+    assert admin_api.call("POST", f"/admin/holidays/{request['id']}/approve", {"note": "Have fun"})[0] == 200
+
+    eve = ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    screen(eve, "home")
+    # Home: "Updates for you" holds the decision in words; the badge counts company news only.
+    mine = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, "#home-mine li.notice-item"))
+    assert "Ada Admin approved your vacation request" in mine.text and start.isoformat() not in mine.text, mine.text
+    assert mine.find_element(By.CSS_SELECTOR, ".badge.unread").text == "New"
+    badge = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, "#sidebar a[data-page='notices'] #nav-unread"))
+    assert text_content(badge.find_element(By.CSS_SELECTOR, ".sr-only")) == ", 1 unread"
+    assert [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#home-recent .notice-title")] == ["Office closed on Friday"]
+    problems = axe_problems(eve, "home with updates for you")
+
+    # The notices screen opens on company news; "For you" has the decision.
+    eve.get(server.url + "/#/notices")
+    screen(eve, "notices")
+    wait_for(eve, lambda d: d.find_element(By.ID, "notices-list").get_attribute("aria-busy") == "false"
+             and d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
+    assert eve.find_element(By.ID, "notices-tab-news").get_attribute("aria-current") == "page"
+    assert [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#notices-list .notice-title")] == ["Office closed on Friday"]
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-tab-mine .nav-badge[data-count='1']"))
+    problems += axe_problems(eve, "notices, company news")
+    eve.find_element(By.ID, "notices-tab-mine").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "notices-tab-mine").get_attribute("aria-current") == "page")
+    item = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, "#notices-list li.notice-item"))
+    assert item.find_element(By.CSS_SELECTOR, ".notice-title").text == "Vacation request approved", item.text
+    assert "from " in item.text and "2 working days" in item.text and start.isoformat() not in item.text, item.text
+    assert "Office closed on Friday" not in eve.find_element(By.ID, "notices-list").text
+    problems += axe_problems(eve, "notices, for you")
+    shot(eve, ctx, "notices-for-you")
+    # "Mark all as read" on this tab reads the personal updates only: the news badge stays.
+    eve.find_element(By.ID, "notices-read-all").click()
+    wait_for(eve, lambda d: not d.find_elements(By.CSS_SELECTOR, "#notices-list .badge.unread"))
+    wait_for(eve, lambda d: not d.find_elements(By.CSS_SELECTOR, "#notices-tab-mine .nav-badge"))
+    assert eve.find_elements(By.CSS_SELECTOR, "#notices-tab-news .nav-badge[data-count='1']")
+    assert eve.find_elements(By.CSS_SELECTOR, "#sidebar #nav-unread")
+    assert not problems, "\n".join(problems)
+    no_script_errors(eve)
+
+
+@test
+def the_audit_log_filters_by_kind_and_shows_a_settings_change_in_words(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    assert api.call("PUT", "/admin/settings", {"registration": "open"})[0] == 200
+    assert api.call("POST", "/admin/notices", {"title": "Hello", "body": "x"})[0] == 201
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.get(server.url + "/#/admin/audit")
+    screen(d, "admin-audit")
+    rows = lambda: d.find_elements(By.CSS_SELECTOR, "#audit-list li.audit-entry")
+    wait_for(d, lambda d: d.find_element(By.ID, "audit-list").get_attribute("aria-busy") == "false" and rows())
+    kinds = Select(d.find_element(By.ID, "audit-kind"))
+    assert [o.text for o in kinds.options] == ["All kinds", "People", "Sign-ins", "Settings", "Company", "Holidays", "Notices",
+                                               "Translation", "Invites"], [o.text for o in kinds.options]
+    kinds.select_by_visible_text("Settings")
+    wait_for(d, lambda d: {r.get_attribute("data-event") for r in rows()} == {"settings.update"})
+    entry = rows()[0]
+    assert entry.find_element(By.CSS_SELECTOR, ".audit-event").text == "Company settings changed"
+    assert "By: Ada Admin (@admin)" in entry.text and "registration: closed → open" in entry.text, entry.text
+    # The event list follows the kind.
+    assert [o.text for o in Select(d.find_element(By.ID, "audit-event")).options] == ["Everything", "Company settings changed"]
+    problems = axe_problems(d, "audit log filtered by kind")
+    kinds.select_by_visible_text("Notices")
+    wait_for(d, lambda d: {r.get_attribute("data-event") for r in rows()} == {"notice.posted"})
+    assert rows()[0].find_element(By.CSS_SELECTOR, ".audit-event").text == "Notice posted"
+    shot(d, ctx, "audit-kinds")
+    assert not problems, "\n".join(problems)
+    no_script_errors(d)
+
+
+@test
 def installable_manifest_service_worker_and_offline_page(ctx):
     server = ctx["server"]
     d = ctx["browser"]()
@@ -2176,7 +2258,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     assert text_content(eve.find_element(By.ID, "hol-summary-approved")) == days_text(request["days"])
     assert "Have a good time" in eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']").text
     shot(eve, ctx, "holiday-mine-approved")
-    eve.get(server.url + "/#/notices")
+    eve.get(server.url + "/#/notices?tab=mine")
     screen(eve, "notices")
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
     holiday_notices = [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item") if "For you" in e.text]
