@@ -212,7 +212,6 @@ final class AccountService: Sendable {
             }
             try AccountService.audit(repository, db, "logout", actor: actor, targetID: user.id, login: user.username, detail: nil)
         }
-        journal?.didCommit()
     }
 
     /// Removes every session expired at `now`; returns how many.
@@ -237,7 +236,6 @@ final class AccountService: Sendable {
             _ = try journal?.append(ended.event, in: db)
             try AccountService.audit(repository, db, event, actor: actor, targetID: userID, login: nil, detail: nil)
         }
-        journal?.didCommit()
     }
 
     /// Applies profile changes and, for admins, role and active changes. Never leaves the company
@@ -288,7 +286,6 @@ final class AccountService: Sendable {
                 }
                 return try AccountService.load(repository, db, userID)
             }
-            if role != nil || active != nil { journal?.didCommit() }
             return updated
         } catch let error as StoreError where error.isUniqueViolation {
             throw AccountService.emailTaken

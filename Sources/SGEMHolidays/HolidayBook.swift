@@ -151,7 +151,6 @@ struct HolidayBook: Sendable {
             return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, language: language,
                                                 decider: nil, notices: notices, journal: journal, in: db)
         }
-        journal.didCommit()
         return request
     }
 
@@ -262,7 +261,6 @@ struct HolidayBook: Sendable {
                                                 language: language, decider: decider,
                                                 notices: notices, journal: journal, audit: audited, in: db)
         }
-        journal.didCommit()
         return request
     }
 

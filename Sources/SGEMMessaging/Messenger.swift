@@ -62,7 +62,6 @@ struct Messenger: Sendable {
                                                journal: journal, db: db)
             return (chat, line)
         }
-        journal.didCommit()
         return chat.json(Chat.ReaderView(lastMessage: line))
     }
 
@@ -86,7 +85,6 @@ struct Messenger: Sendable {
             _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
             return (id, true)
         }
-        if created { journal.didCommit() }
         return (try await chat(chatID, viewer: me), created)
     }
 
@@ -106,7 +104,6 @@ struct Messenger: Sendable {
             }
             return chat
         }
-        journal.didCommit()
         return try await self.chat(chat.id, viewer: user)
     }
 
@@ -120,7 +117,6 @@ struct Messenger: Sendable {
             _ = try journal.append(RealtimeEvent(type: "chat.deleted", audience: .users(chat.memberIDs),
                                                  data: ["chatId": .number(Double(id))]), in: db)
         }
-        journal.didCommit()
     }
 
     /// Adds an active user to a group; group admins only. 409 `already_member`.
@@ -139,14 +135,13 @@ struct Messenger: Sendable {
             try Messenger.writeLine(SystemLine(event: .memberAdded, actorID: user, userIDs: [newMember]), in: id, at: now,
                                     journal: journal, db: db)
         }
-        journal.didCommit()
     }
 
     /// Joins a public group; again is fine. Anything else (private, direct, none) is 404.
     func join(_ id: Int64, user: Int64) async throws {
         let now = Timestamp.now()
         let journal = self.journal
-        let joined = try await store.write { db -> Bool in
+        _ = try await store.write { db -> Bool in
             guard let chat = try MessagingRepository.chat(id, in: db), chat.kind == .group else { throw Messenger.noSuchChat }
             if chat.isMember(user) { return false }
             guard chat.isPublic else { throw Messenger.noSuchChat }
@@ -160,7 +155,6 @@ struct Messenger: Sendable {
                                     journal: journal, db: db)
             return true
         }
-        if joined { journal.didCommit() }
     }
 
     /// Removes `member` from a group: group admins remove anyone, anyone removes themselves
@@ -179,7 +173,6 @@ struct Messenger: Sendable {
             try Messenger.writeLine(SystemLine(event: .memberRemoved, actorID: user, userIDs: [member]), in: id, at: now,
                                     journal: journal, db: db)
         }
-        journal.didCommit()
     }
 
     /// Leaves a group. When the last admin leaves, the longest-standing member becomes admin;
@@ -209,7 +202,6 @@ struct Messenger: Sendable {
                                         journal: journal, db: db)
             }
         }
-        journal.didCommit()
     }
 
     /// Grants or revokes a member's admin right; group admins only. Revoking the last admin is
@@ -217,7 +209,7 @@ struct Messenger: Sendable {
     func setAdmin(_ member: Int64, of id: Int64, _ admin: Bool, by user: Int64) async throws {
         let now = Timestamp.now()
         let journal = self.journal
-        let changed = try await store.write { db -> Bool in
+        _ = try await store.write { db -> Bool in
             let chat = try Messenger.group(id, admin: user, in: db)
             guard let target = chat.members.first(where: { $0.userID == member }) else {
                 throw APIError.notFound("that person is not a member")
@@ -232,7 +224,6 @@ struct Messenger: Sendable {
                                     in: id, at: now, journal: journal, db: db)
             return true
         }
-        if changed { journal.didCommit() }
     }
 
     // MARK: Messages
@@ -271,7 +262,6 @@ struct Messenger: Sendable {
                                                  subject: RealtimeEvent.subject(message: message.id)), in: db)
             return (message, true)
         }
-        if created { journal.didCommit() }
         return (message.json, created)
     }
 
@@ -291,14 +281,13 @@ struct Messenger: Sendable {
             try Messenger.record("message.updated", of: edited, journal: journal, in: db)
             return edited
         }
-        journal.didCommit()
         return edited.json
     }
 
     /// Deletes a message softly; its author or a group admin. Again is fine.
     func delete(_ messageID: Int64, by user: Int64) async throws {
         let journal = self.journal
-        let deleted = try await store.write { db -> Bool in
+        _ = try await store.write { db -> Bool in
             let old = try Messenger.visibleMessage(messageID, to: user, in: db)
             guard !old.isSystem else { throw Messenger.systemMessageFixed }
             if old.deleted { return false }
@@ -312,7 +301,6 @@ struct Messenger: Sendable {
             try Messenger.record("message.deleted", of: gone, journal: journal, in: db)
             return true
         }
-        if deleted { journal.didCommit() }
     }
 
     /// Moves the reader's marker up to `messageID` (never back): drives unread and mention counts.

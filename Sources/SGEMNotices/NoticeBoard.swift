@@ -72,7 +72,7 @@ struct NoticeBoard: Sendable {
     func markAllRead(viewer: Int64, kind: Notice.Kind? = nil) async throws {
         let now = Timestamp.now()
         let journal = self.journal
-        let marked = try await store.write { db -> Int in
+        _ = try await store.write { db -> Int in
             let marked = try NoticesRepository.markAllRead(viewer: viewer, kind: kind, at: now, in: db)
             if marked > 0 {
                 _ = try journal.append(RealtimeEvent(type: "notices.read", audience: .user(viewer),
@@ -80,7 +80,6 @@ struct NoticeBoard: Sendable {
             }
             return marked
         }
-        if marked > 0 { journal.didCommit() }
     }
 
     /// Posts a company notice and records its `notice.created` event, in one transaction.
@@ -96,7 +95,6 @@ struct NoticeBoard: Sendable {
             try audit?.record(actor.record("notice.posted", "#\(notice.id) \"\(title)\"\(pinned ? " (pinned)" : "")"), in: db)
             return notice
         }
-        journal.didCommit()
         return notice
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Fans the journal's events out to the connected sockets whose user may see them.
 ///
-/// One task (`run`) tails the journal: after each `didCommit()` and on a short timer (writes of
+/// One task (`run`) tails the journal: after each commit that appended events and on a short timer (writes of
 /// other processes, such as the admin verbs, signal nothing), it reads the events after the last
 /// one it delivered, in batches, and hands each to its readers — encoded once per event. Control
 /// events (`StreamControl`: deactivations, ended sessions, role changes), wherever they were

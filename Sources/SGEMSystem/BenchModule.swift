@@ -94,7 +94,6 @@ struct BenchRuntime: ModuleRuntime {
                 let users = items.compactMap { $0.numberValue }.map { Int64($0) }
                 let event = RealtimeEvent(type: "bench.event", audience: .users(users), data: body.fields["data"] ?? .object([]))
                 let id = try await store.write { db in try journal.append(event, in: db) }
-                journal.didCommit()
                 return Response(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\"id\":\(id)}".utf8))
             }
         }

@@ -250,7 +250,6 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     published.increment()
                 }
             }
-            journal.didCommit()
             owe(reads: result.readNanos, write: result.writeNanos)
             let failures = result.failed
             if !failures.isEmpty {
