@@ -3,7 +3,6 @@ import Glibc
 #endif
 import SGEMStore
 import SGEMSupport
-import Testing
 
 /// The throwaway PostgreSQL that `make test` starts (scripts/pg-throwaway.sh) and exports; nil
 /// when the tests run by hand without it. Suites that need PostgreSQL run only when it is set,
@@ -11,10 +10,10 @@ import Testing
 public let testDatabaseURL: String? = getenv("SGEM_TEST_DATABASE_URL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
 
 /// The backends the store runs on; PostgreSQL only when `make test`'s throwaway server is there.
-public enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible {
     case sqlite, postgresql
 
-    public var testDescription: String { rawValue }
+    public var description: String { rawValue }
 
     /// Every backend this run can reach: the arguments of a test that runs on both.
     public static var available: [TestBackend] { testDatabaseURL == nil ? [.sqlite] : [.sqlite, .postgresql] }
@@ -38,13 +37,16 @@ public final class TestDatabase: Sendable {
             schemaName = nil
             location = .sqlite(path: directory.path + "/sgem.db")
         case .postgresql:
-            let base = try #require(testDatabaseURL)
+            guard let base = testDatabaseURL else { throw TestDatabaseError("SGEM_TEST_DATABASE_URL is not set") }
             let name = "t_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
             let admin = try PostgresConnection(url: base)
             try admin.execute("CREATE SCHEMA \(name)")
             schemaName = name
             let separator = base.contains("?") ? "&" : "?"
-            location = .postgresql(try #require(PostgresURL(base + separator + "options=-csearch_path%3D" + name)))
+            guard let url = PostgresURL(base + separator + "options=-csearch_path%3D" + name) else {
+                throw TestDatabaseError("SGEM_TEST_DATABASE_URL is not a PostgreSQL URL")
+            }
+            location = .postgresql(url)
         }
     }
 
@@ -61,4 +63,10 @@ public final class TestDatabase: Sendable {
         }
         directory.cleanup()
     }
+}
+
+/// Why a test database could not be made.
+public struct TestDatabaseError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }
