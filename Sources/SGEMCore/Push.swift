@@ -35,12 +35,6 @@ public protocol LiveStreams: Sendable {
     func streaming(among userIDs: [Int64]) -> Set<Int64>
 }
 
-/// The company's contact for push services (`pushContact` of the admin settings); published by
-/// the company module when it keeps one.
-public protocol PushContactProvider: Sendable {
-    func pushContact() async throws -> String?
-}
-
 /// The rule for a push contact (RFC 8292's `sub`): a `mailto:` or `https:` URI.
 public enum PushContact {
     public static func problem(_ value: String) -> String? {

@@ -496,8 +496,9 @@ let chatSchema = object([
     "members": ["type": "array", "items": object(["userId": integer, "admin": boolean, "away": Away.schema], required: ["userId", "admin"])],
     "lastMessage": nullable(messageSchema), "unreadCount": integer, "mentionCount": integer,
     "createdAt": dateTime, "member": boolean,
+    "notifications": ["type": "string", "enum": ["all", "mentions", "none"], "description": "the reader's push level for this chat"],
 ], required: ["id", "kind", "name", "description", "tags", "public", "creatorId", "members", "lastMessage", "unreadCount",
-              "mentionCount", "createdAt"])
+              "mentionCount", "createdAt", "notifications"])
 
 /// `schema` (an object schema) that may also be null.
 func nullable(_ schema: JSONValue) -> JSONValue { .object((schema.objectValue ?? []) + [("nullable", true)]) }

@@ -41,7 +41,8 @@ public struct PushModule: Module {
         let configured = context.configuration.string(PushModule.contact)
         let services = context.services
         let contact: @Sendable () async -> String = {
-            if let provider = services.resolve((any PushContactProvider).self), let set = try? await provider.pushContact(), !set.isEmpty {
+            if let provider = services.resolve((any CompanySettingsProvider).self), let set = try? await provider.current().pushContact,
+               !set.isEmpty {
                 return set
             }
             return configured ?? "mailto:admin@localhost"

@@ -285,3 +285,42 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
         await second.stop()
     }
 }
+
+@Suite(.serialized) struct PushHolidayAndNoticeTests {
+    @Test func decisionsWaitingRequestsAndNoticesReachThePeopleTheyConcern() async throws {
+        let stub = try PushServiceStub()
+        defer { stub.stop() }
+        try await Office.with(["ana"], admins: ["carla"]) { o in
+            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+            let settings = try await o.expect(200, "PUT", "/admin/settings", as: "boss", ["pushContact": "mailto:ops@example.com"])
+            #expect(settings["pushContact"]?.stringValue == "mailto:ops@example.com")
+            try await o.expect(422, "PUT", "/admin/settings", as: "boss", ["pushContact": "ops@example.com"])
+            let ana = try await PushDeliveryTests.subscribe(o, "ana", stub)
+            let boss = try await PushDeliveryTests.subscribe(o, "boss", stub)
+            let carla = try await PushDeliveryTests.subscribe(o, "carla", stub)
+
+            let request = try await o.expect(201, "POST", "/holidays", as: "ana", ["start": "2031-03-10", "end": "2031-03-12"])
+            #expect(try await waitUntil { stub.requests(to: "boss").count == 1 && stub.requests(to: "carla").count == 1 })
+            let waiting = try carla.open(stub.requests(to: "carla")[0].body)
+            #expect(waiting["type"]?.stringValue == "holiday" && waiting["title"]?.stringValue == "Ana asks for time off")
+            #expect(waiting["body"]?.stringValue == "from 10 March 2031 to 12 March 2031" && waiting["url"]?.stringValue == "#/admin/holidays")
+            #expect(stub.requests(to: "ana").isEmpty, "no push about one's own request")
+
+            try await o.expect(200, "POST", "/admin/holidays/\(Int(request["id"]?.numberValue ?? 0))/approve", as: "carla", [:])
+            #expect(try await waitUntil { stub.requests(to: "ana").count == 1 })
+            let decision = try ana.open(stub.requests(to: "ana")[0].body)
+            #expect(decision["title"]?.stringValue == "Tu solicitud de vacaciones ha sido aprobada")
+            #expect(decision["body"]?.stringValue == "del 10 de marzo de 2031 al 12 de marzo de 2031" && decision["url"]?.stringValue == "#/holidays")
+
+            let notice = try await o.expect(201, "POST", "/admin/notices", as: "boss", ["title": "Office closed Friday", "body": "Heating repairs."])
+            #expect(try await waitUntil { stub.requests(to: "carla").count == 2 && stub.requests(to: "ana").count == 2 })
+            let told = try ana.open(stub.requests(to: "ana")[1].body)
+            #expect(told["type"]?.stringValue == "notice" && told["title"]?.stringValue == "Nuevo aviso")
+            #expect(told["body"]?.stringValue == "Office closed Friday" && told["url"]?.stringValue == "#/notices?id=\(Int(notice["id"]?.numberValue ?? 0))")
+            let claims = String(stub.requests(to: "carla")[1].header("Authorization")?.split(separator: ".")[1] ?? "")
+            #expect(try JSONValue.parse(WebPushCrypto.base64URLDecode(claims) ?? [])["sub"]?.stringValue == "mailto:ops@example.com")
+            #expect(stub.requests(to: "boss").count == 1, "the notice's author is not pushed")
+            _ = boss
+        }
+    }
+}
