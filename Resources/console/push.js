@@ -73,7 +73,7 @@ export async function disablePush() {
 
 /// Profile's "Notify me on this device" switch, with what it means in plain words.
 export function deviceSwitch({ enabled }) {
-  const box = h("input", { type: "checkbox", role: "switch", id: "push-device", disabled: true, "aria-describedby": "push-device-state" });
+  const box = h("input", { type: "checkbox", id: "push-device", disabled: true, "aria-describedby": "push-device-state" });
   const state = h("p.hint", { id: "push-device-state", "aria-live": "polite" });
   const wrap = h("section.card", { id: "push-card", "aria-labelledby": "push-title" },
     h("h2", { id: "push-title" }, t("push.title")),
