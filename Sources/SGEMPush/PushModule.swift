@@ -26,6 +26,10 @@ public struct PushModule: Module {
         PushRepository.registerMigrations(&migrations)
     }
 
+    public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
+        PushCommands().register(&commands)
+    }
+
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
         let journal = try context.require((any EventJournal).self)
         let directory = try context.require((any UserDirectory).self)
