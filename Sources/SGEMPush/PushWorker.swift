@@ -26,6 +26,10 @@ final class PushWorker: Sendable {
     struct Limits: Sendable {
         /// Events looked at per read of the journal.
         var window = 256
+        /// Deliveries written to the outbox in one transaction, about.
+        var maxRows = 2_000
+        /// The worker's share of the store's writer while people keep it busy.
+        var storeShare = 0.05
         /// Deliveries sent per round, and at once.
         var batch = 128
         var concurrency = 16
@@ -42,6 +46,8 @@ final class PushWorker: Sendable {
     /// The last journal event fanned out, and pushes answered 2xx (tests, metrics).
     let progress = Atomic<Int64>(0)
     let delivered = Atomic<Int>(0)
+    /// When the worker last paced itself, and the writer's busy total then.
+    private let pacing = Mutex<(at: UInt64, busy: UInt64)>((0, 0))
     private let wake: AsyncStream<Void>
     private let wakeUp: AsyncStream<Void>.Continuation
 
@@ -116,26 +122,36 @@ final class PushWorker: Sendable {
         let make: @Sendable (String) -> PushPayload
     }
 
-    /// Fans out the next window of the journal; true when the cursor moved.
+    /// Fans out the next window of the journal; true when the cursor moved. One write holds at
+    /// most about `maxRows` deliveries (a message to a big group is one event of hundreds): the
+    /// cursor stops after the last event written, and the rest comes in the next round.
     func fanOut() async throws -> Bool {
         await yieldToForeground()
         let cursor = progress.load(ordering: .acquiring)
         let window = try await journal.events(after: cursor, limit: limits.window, types: PushWorker.types,
                                               audiences: Set(EventAudience.Kind.allCases))
         guard window.scannedTo != cursor else { return false }
-        var intents: [Intent] = []
-        for recorded in window.events { intents += try await self.intents(for: recorded) }
-        let rows = try await deliveries(for: intents)
+        var rows: [(subscription: Int64, payload: String, urgency: String)] = []
+        var to = window.scannedTo
+        for recorded in window.events {
+            rows += try await deliveries(for: try await intents(for: recorded))
+            if rows.count >= limits.maxRows, recorded.id < window.scannedTo {
+                to = recorded.id
+                break
+            }
+        }
         let now = Timestamp.now().milliseconds
-        let (ttl, to) = (limits.ttl, window.scannedTo)
+        let (ttl, through, batch) = (limits.ttl, to, rows)
+        let started = MonotonicClock.nanoseconds()
         try await store.write(background: true) { db in
-            for row in rows {
+            for row in batch {
                 try PushRepository.enqueue(subscription: row.subscription, payload: row.payload, urgency: row.urgency, ttl: ttl, now: now,
                                            in: db)
             }
-            try PushRepository.setCursor(to, in: db)
+            try PushRepository.setCursor(through, in: db)
         }
-        progress.store(to, ordering: .releasing)
+        progress.store(through, ordering: .releasing)
+        await pace(storeTime: MonotonicClock.nanoseconds() - started)
         return true
     }
 
@@ -257,6 +273,7 @@ final class PushWorker: Sendable {
         }
         await yieldToForeground()
         let results = outcomes
+        let started = MonotonicClock.nanoseconds()
         try await store.write(background: true) { db in
             for (delivery, outcome) in results {
                 switch outcome {
@@ -273,6 +290,7 @@ final class PushWorker: Sendable {
                 }
             }
         }
+        await pace(storeTime: MonotonicClock.nanoseconds() - started)
         let sent = results.filter { $0.1 == .done }.count
         delivered.add(sent, ordering: .relaxed)
         for (delivery, outcome) in results {
@@ -327,6 +345,22 @@ final class PushWorker: Sendable {
         let at = now + max(after ?? 0, backoff)
         guard at < delivery.expiresAt else { return .drop("\(why); no time left to try again") }
         return .retry(at, why)
+    }
+
+    /// After a write that took `storeTime`, waits so that under load the worker keeps to about
+    /// `storeShare` of the store's writer: (its time) × (1 / share − 1) × (the fraction of the
+    /// time since its last write that others kept the writer busy). Idle server: no wait.
+    func pace(storeTime: UInt64) async {
+        let now = MonotonicClock.nanoseconds()
+        let busy = store.foregroundBusyNanoseconds
+        let pause = pacing.withLock { p -> Double in
+            defer { p = (now, busy) }
+            guard p.at > 0, now > p.at, busy >= p.busy else { return 0 }
+            let load = min(1, Double(busy - p.busy) / Double(now - p.at))
+            return min(Double(storeTime) * (1 / limits.storeShare - 1) * load, 2e9)
+        }
+        guard pause >= 1_000_000 else { return }
+        try? await Task.sleep(for: .nanoseconds(Int64(pause)))
     }
 
     /// Waits, up to a quarter second, while writes people wait for are queued at the store.

@@ -236,6 +236,8 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             #expect(await waitUntil { live.streaming(among: [o.userID("ana")]).isEmpty })
             try await o.expect(200, "PATCH", "/me", as: "ana", ["notificationsEnabled": false])
             try await Self.send(o, direct, "Notifications are off", as: "bob")
+            let off = try await journal.lastEventID()
+            #expect(try await waitUntil { try await o.store.read { db in try PushRepository.cursor(in: db) ?? 0 } >= off })
             try await o.expect(200, "PATCH", "/me", as: "ana", ["notificationsEnabled": true])
             try await Self.send(o, direct, "Now you are away", as: "bob")
             #expect(try await waitUntil { stub.requests(to: "ana").count == 1 })
