@@ -78,6 +78,24 @@ static inline int sgem_p256_ecdh(const uint8_t *priv, const uint8_t *pub, const 
     return ok;
 }
 
+/* ECDH with a fresh key pair made here and never kept: its point into `pub` (65 bytes), the
+ * shared secret with `peer` into `secret` (32). One push's sender key, without a round trip
+ * through raw bytes. */
+static inline int sgem_p256_ephemeral_ecdh(const uint8_t *peer, uint8_t *pub, uint8_t *secret) {
+    EVP_PKEY *mine = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256"), *theirs = sgem_p256_key(NULL, peer);
+    EVP_PKEY_CTX *ctx = mine ? EVP_PKEY_CTX_new(mine, NULL) : NULL;
+    size_t length = 0, secretLength = 32;
+    int ok = ctx && theirs
+        && EVP_PKEY_set_utf8_string_param(mine, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT, "uncompressed") == 1
+        && EVP_PKEY_get_octet_string_param(mine, OSSL_PKEY_PARAM_PUB_KEY, pub, 65, &length) == 1 && length == 65
+        && EVP_PKEY_derive_init(ctx) == 1 && EVP_PKEY_derive_set_peer(ctx, theirs) == 1
+        && EVP_PKEY_derive(ctx, secret, &secretLength) == 1 && secretLength == 32;
+    EVP_PKEY_CTX_free(ctx);
+    EVP_PKEY_free(mine);
+    EVP_PKEY_free(theirs);
+    return ok;
+}
+
 /* ES256: SHA-256 and ECDSA over `message`, the signature as JWS wants it (r||s, 64 bytes). */
 static inline int sgem_p256_sign(const uint8_t *priv, const uint8_t *pub, const uint8_t *message, size_t count, uint8_t *signature) {
     EVP_PKEY *key = sgem_p256_key(priv, pub);

@@ -83,11 +83,18 @@ enum WebPushCrypto {
                         sender: P256KeyPair? = nil) throws(WebPushCryptoError) -> [UInt8] {
         guard plaintext.count <= maxPlaintext else { throw WebPushCryptoError("payload too large") }
         guard auth.count == 16 else { throw WebPushCryptoError("the auth secret must be 16 bytes") }
-        let ephemeral: P256KeyPair
-        if let sender { ephemeral = sender } else { ephemeral = try P256KeyPair.generate() }
+        guard p256dh.count == 65 else { throw WebPushCryptoError("the receiver's key must be 65 bytes") }
         let salt = salt ?? Crypto.randomBytes(16)
-        let shared = try ephemeral.sharedSecret(with: p256dh)
-        let (key, nonce) = try keys(shared: shared, auth: auth, receiver: p256dh, sender: ephemeral.publicKey, salt: salt)
+        let senderPublic: [UInt8], shared: [UInt8]
+        if let sender {
+            senderPublic = sender.publicKey
+            shared = try sender.sharedSecret(with: p256dh)
+        } else {
+            var pub = [UInt8](repeating: 0, count: 65), secret = [UInt8](repeating: 0, count: 32)
+            guard sgem_p256_ephemeral_ecdh(p256dh, &pub, &secret) == 1 else { throw WebPushCryptoError("ECDH failed: \(detail())") }
+            (senderPublic, shared) = (pub, secret)
+        }
+        let (key, nonce) = try keys(shared: shared, auth: auth, receiver: p256dh, sender: senderPublic, salt: salt)
         let record = plaintext + [0x02]
         var sealed = [UInt8](repeating: 0, count: record.count + 16)
         guard sgem_aes128gcm_seal(key, nonce, record, record.count, &sealed) == 1 else {
@@ -96,8 +103,8 @@ enum WebPushCrypto {
         var body = salt
         body.reserveCapacity(86 + sealed.count)
         body += [UInt8(recordSize >> 24), UInt8(recordSize >> 16 & 0xFF), UInt8(recordSize >> 8 & 0xFF), UInt8(recordSize & 0xFF)]
-        body.append(UInt8(ephemeral.publicKey.count))
-        body += ephemeral.publicKey
+        body.append(UInt8(senderPublic.count))
+        body += senderPublic
         body += sealed
         return body
     }
