@@ -76,12 +76,15 @@ def a_push_is_shown_by_the_service_worker_with_the_url_a_click_opens(ctx):
         "const done = arguments[arguments.length - 1]; navigator.serviceWorker.ready.then(() => done(true), () => done(false));"))
     payload = {"type": "message", "title": "Ada Admin", "body": "¿Comemos a la una?", "url": f"#/chat?id={chat['id']}",
                "tag": f"chat-{chat['id']}"}
+    # While a console window has the focus the person is looking at it: nothing is shown.
+    assert deliver(d, server.url, {**payload, "tag": "while-looking", "title": "Not shown"})
     d.get("about:blank")
     assert deliver(d, server.url, payload), "the console's service worker took no push"
     d.get(server.url + "/#/home")
     shown = wait_for(d, lambda d: [n for n in notifications(d) if n["tag"] == payload["tag"]] or None)
     assert shown[0]["title"] == "Ada Admin" and shown[0]["body"] == "¿Comemos a la una?", shown
     assert shown[0]["url"] == f"#/chat?id={chat['id']}", shown
+    assert not [n for n in notifications(d) if n["tag"] == "while-looking"], "a push was shown while the console had the focus"
 
     # Headless Chromium cannot click a notification (the DevTools protocol has no such command):
     # where a click leads is the url the notification carries, checked above.
