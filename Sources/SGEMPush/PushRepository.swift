@@ -170,6 +170,20 @@ enum PushRepository {
                        eventID)
     }
 
+    /// Moves the cursor from `old` to `new`; false when it is no longer at `old` (another
+    /// instance on the same database fanned that window out first).
+    static func advanceCursor(from old: Int64, to new: Int64, in db: Database) throws -> Bool {
+        try db.execute("UPDATE push_cursor SET event_id = ? WHERE id = 1 AND event_id = ?", new, old)
+        return db.changes == 1
+    }
+
+    /// Takes delivery `id` for this worker until `until` (ms): another instance sees it due only
+    /// after that (and so does this one after a crash); false when it was not due at `now`.
+    static func lease(_ id: Int64, now: Int64, until: Int64, in db: Database) throws -> Bool {
+        try db.execute("UPDATE push_outbox SET next_at = ? WHERE id = ? AND next_at <= ?", until, id, now)
+        return db.changes == 1
+    }
+
     static func enqueue(subscription: Int64, payload: String, urgency: String, ttl: Int, now: Int64, in db: Database) throws {
         try db.execute("""
             INSERT INTO push_outbox (subscription_id, payload, urgency, ttl, expires_at, next_at) VALUES (?, ?, ?, ?, ?, ?)

@@ -143,14 +143,18 @@ final class PushWorker: Sendable {
         let now = Timestamp.now().milliseconds
         let (ttl, through, batch) = (limits.ttl, to, rows)
         let started = MonotonicClock.nanoseconds()
-        try await store.write(background: true) { db in
+        let moved = try await store.write(background: true) { db -> Int64? in
+            guard try PushRepository.advanceCursor(from: cursor, to: through, in: db) else {
+                // Another instance took this window: nothing written, start again from where it is.
+                return try PushRepository.cursor(in: db)
+            }
             for row in batch {
                 try PushRepository.enqueue(subscription: row.subscription, payload: row.payload, urgency: row.urgency, ttl: ttl, now: now,
                                            in: db)
             }
-            try PushRepository.setCursor(through, in: db)
+            return nil
         }
-        progress.store(through, ordering: .releasing)
+        progress.store(moved ?? through, ordering: .releasing)
         await pace(storeTime: MonotonicClock.nanoseconds() - started)
         return true
     }
@@ -248,12 +252,22 @@ final class PushWorker: Sendable {
         case drop(String)
     }
 
+    /// Milliseconds a round holds its deliveries: more than `batch` / `concurrency` request timeouts.
+    static let lease: Int64 = 180_000
+
     /// Sends the deliveries due now; true when there were any.
     func deliverDue() async throws -> Bool {
         let now = Timestamp.now().milliseconds
         let limit = limits.batch
-        let (due, subscriptions) = try await store.read { db -> ([PushDelivery], [Int64: PushSubscription]) in
-            let due = try PushRepository.due(at: now, limit: limit, in: db)
+        // Leased for the time a round can take at most: another instance leaves them alone, and
+        // after a crash they come due again (a push then may go twice, never zero times).
+        let until = now + PushWorker.lease
+        // An idle look is one read; only a round with work writes its lease.
+        guard try await store.read({ db in try PushRepository.nextDue(in: db) }).map({ $0 <= now }) == true else { return false }
+        let (due, subscriptions) = try await store.write(background: true) { db -> ([PushDelivery], [Int64: PushSubscription]) in
+            let due = try PushRepository.due(at: now, limit: limit, in: db).filter {
+                try PushRepository.lease($0.id, now: now, until: until, in: db)
+            }
             var subs: [Int64: PushSubscription] = [:]
             for id in Set(due.map(\.subscriptionID)) { subs[id] = try PushRepository.subscription(id, in: db) }
             return (due, subs)
