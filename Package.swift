@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "SGEMSupportTests", dependencies: ["SGEMSupport"]),
         .testTarget(name: "SGEMHTTPTests", dependencies: ["SGEMTestSupport", "SGEMHTTP", "SGEMSupport", "CLinux"]),
-        .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMStore", "SGEMSupport"]),
+        .testTarget(name: "SGEMStoreTests", dependencies: ["SGEMTestSupport", "SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMShellTests", dependencies: ["SGEMShell", "SGEMSupport"]),
         .testTarget(name: "SGEMSystemTests", dependencies: ["SGEMTestSupport", "SGEMSystem", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport"]),
         .testTarget(name: "SGEMCoreTests", dependencies: ["SGEMCore", "SGEMSupport", "SGEMHTTP", "SGEMStore"]),

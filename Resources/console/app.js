@@ -34,6 +34,8 @@ const sections = [
 const soonScript = "/assets/screens/soon.js";
 const loginScript = "/assets/screens/login.js";
 const setupScript = "/assets/screens/setup.js";
+const joinScript = "/assets/screens/join.js";
+const joinRoute = "#/join";
 const firstPasswordScript = "/assets/screens/first-password.js";
 const firstPasswordRoute = "#/choose-password";
 const home = "#/home";
@@ -50,6 +52,7 @@ const state = {
   unreadTimer: null,
   setup: false,       // on /setup: the first-run form instead of the routes
   setupToken: null,   // the one-time token read from /setup#token=…, kept in memory only
+  inviteToken: null,  // an invitation's token read from /join#invite=…, kept in memory only
   chatUnread: 0,      // chats with unread messages, shown on "Chat"
   pendingHolidays: 0, // holiday requests waiting for a decision, shown to admins on "Holiday requests"
   chatTimer: null,
@@ -140,9 +143,11 @@ function unreadBadge() {
   return countBadge("nav-unread", state.unread, "nav.unread");
 }
 
-/// Asks the server how many notices are unread and redraws the badge when it changed.
+/// Asks the server how much company news is unread and redraws the badge when it changed
+/// (personal updates, such as holiday decisions, show on Home and under "For you" instead).
 function refreshUnread() {
-  return refreshCount("notices", "unread", "/notices?limit=1", (r) => Number(r?.unreadCount) || 0);
+  return refreshCount("notices", "unread", "/notices?limit=1&kind=company",
+    (r) => Number(r?.unreadByKind?.company ?? r?.unreadCount) || 0);
 }
 
 /// The count on "Chat": chats with something unread.
@@ -218,12 +223,14 @@ function listenLive() {
   }
   realtime.on("message.created", async ({ data }) => {
     const m = data?.message;
-    if (!m || !state.me || m.senderId === state.me.id || m.deleted) return;
+    // Who came and went (a system line) is no news to notify about.
+    if (!m || !state.me || m.senderId === state.me.id || m.deleted || m.kind === "system") return;
     const name = await senderName(m.senderId);
     const mentioned = Array.isArray(m.mentions) && m.mentions.includes(state.me.id);
     notify(t(mentioned ? "notify.mention" : "notify.message", { name }), m.body, `message-${m.id}`, `#/chat?id=${m.chatId}`);
   });
   realtime.on("resync", () => { refreshUnread(); refreshPendingHolidays(); });
+  realtime.on("notices.read", () => refreshUnread());
   realtime.on("holiday.updated", () => refreshPendingHolidays());
   realtime.on("reconnected", reloadScreen);
   realtime.onStatus((online) => {
@@ -299,7 +306,7 @@ function reloadScreen() {
 async function render({ reload = false } = {}) {
   if (state.setup) { await renderSetup(); return; }
   const route = currentRoute();
-  if (!state.me && route !== "#/login") {
+  if (!state.me && route !== "#/login" && route !== joinRoute) {
     if (route && route !== "#/login") state.returnTo = route;
     location.replace("#/login");
     return;
@@ -308,7 +315,7 @@ async function render({ reload = false } = {}) {
     location.replace(firstPasswordRoute);
     return;
   }
-  if (state.me && (route === "" || route === "#/login" || (route === firstPasswordRoute && !mustChoosePassword()))) {
+  if (state.me && (route === "" || route === "#/login" || route === joinRoute || (route === firstPasswordRoute && !mustChoosePassword()))) {
     location.replace(state.returnTo || home);
     state.returnTo = null;
     return;
@@ -322,6 +329,7 @@ async function render({ reload = false } = {}) {
   state.typed = false;
   const main = $("main");
   const page = route === "#/login" ? { id: "login", script: loginScript, key: "login.title" }
+    : route === joinRoute ? { id: "join", script: joinScript, key: "join.title" }
     : route === firstPasswordRoute ? { id: "choose-password", script: firstPasswordScript, key: "firstPassword.title" }
     : state.pages.find((p) => p.route === route);
   if (!page || (page.adminOnly && !isAdmin())) {
@@ -354,6 +362,8 @@ async function render({ reload = false } = {}) {
     hasPage: (id) => state.pages.some((p) => p.id === id && !p.soon),
     navigate: (hash) => { location.hash = hash; },
     takeFlash: () => { const f = state.flash; state.flash = null; return f; },
+    inviteToken: state.inviteToken,
+    joined,
     takeTemporaryPassword: () => { const p = state.temporaryPassword; state.temporaryPassword = null; return p; },
     passwordChosen,
   };
@@ -437,6 +447,18 @@ async function passwordChosen() {
   location.hash = home;
 }
 
+/// Signed up (by invitation or open registration): the new account is logged in and lands on Home.
+async function joined(session) {
+  setCsrfToken(session.csrfToken);
+  state.me = session.user;
+  state.inviteToken = null;
+  await adoptLanguage();
+  startUnreadTimer();
+  startLive();
+  state.returnTo = null;
+  location.hash = home;
+}
+
 /// After the first-run form: the session it returned, the console's usual address, Home.
 async function startSession(session) {
   setCsrfToken(session.csrfToken);
@@ -507,6 +529,15 @@ function readSetupToken() {
   history.replaceState(null, "", "/setup");
 }
 
+/// Reads an invitation's token from /join#invite=… and opens the sign-up screen at the console's
+/// usual address, the token out of the address bar (and history).
+function readInviteToken() {
+  if (location.pathname !== "/join") return;
+  const params = new URLSearchParams((location.hash || "").replace(/^#/, ""));
+  state.inviteToken = params.get("invite") || null;
+  history.replaceState(null, "", "/" + joinRoute);
+}
+
 function registerServiceWorker() {
   // Only where the browser allows it (HTTPS, or localhost); the console works the same without.
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
@@ -520,6 +551,7 @@ function registerServiceWorker() {
 
 async function boot() {
   readSetupToken();
+  readInviteToken();
   translateStatic();
   $("lang").addEventListener("change", (e) => chooseLanguage(e.target.value));
   // The skip link moves focus to the content without touching the route in the address.

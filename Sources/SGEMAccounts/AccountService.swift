@@ -33,15 +33,19 @@ final class AccountService: Sendable {
     let dummyCostRefresh: Duration
     /// When the dummy hash's cost was last read from the store.
     private let dummyCostReadAt = Mutex<ContinuousClock.Instant?>(nil)
+    /// The wall clock invitations expire by and accounts are created at; tests pin it.
+    let clock: @Sendable () -> Timestamp
 
     init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager,
-         journal: (any EventJournal)? = nil, dummyCostRefresh: Duration = .seconds(5)) {
+         journal: (any EventJournal)? = nil, dummyCostRefresh: Duration = .seconds(5),
+         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
         self.store = store
         self.repository = repository
         self.hasher = hasher
         self.sessions = sessions
         self.journal = journal
         self.dummyCostRefresh = dummyCostRefresh
+        self.clock = clock
     }
 
     // MARK: Reading
@@ -139,10 +143,12 @@ final class AccountService: Sendable {
     /// when an active admin exists, checked in the same write transaction, so of two concurrent
     /// setups one creates the admin.
     /// `mustChangePassword`: the password was generated, so it is not the person's own.
+    /// `invite`: the invitation the account is made with; one of its uses is taken in the same
+    /// transaction, and the account is not made (404 `invite_not_found`) when none is left.
     func create(username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
                 passwordHash: String, mustChangePassword: Bool = false, event: String, actor: Actor, session: NewSession? = nil,
-                request: Request? = nil, onlyIfNoActiveAdmin: Bool = false) async throws -> UserRecord {
-        let now = Timestamp.now()
+                request: Request? = nil, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
+        let now = clock()
         let repository = self.repository
         let client = SessionManager.ClientInfo(request)
         do {
@@ -150,6 +156,7 @@ final class AccountService: Sendable {
                 if onlyIfNoActiveAdmin, try repository.hasActiveAdmin(db) { throw AccountService.setupClosed }
                 if try repository.isUsernameTaken(db, username) { throw AccountService.usernameTaken }
                 if try repository.isEmailTaken(db, email.lowercased()) { throw AccountService.emailTaken }
+                if let invite, try !repository.useInvite(db, id: invite, now: now) { throw InviteRules.notFound }
                 let id = try repository.insertUser(db, username: username, email: email, displayName: displayName, role: role, language: language,
                                                    passwordHash: passwordHash, mustChangePassword: mustChangePassword,
                                                    createdAt: now, lastLoginAt: session == nil ? nil : now)
@@ -157,7 +164,8 @@ final class AccountService: Sendable {
                 if let session { try repository.insertSession(db, session, userID: id, ip: client.ip, userAgent: client.userAgent) }
                 try AccountService.audit(repository, db, event, actor: Actor(userID: actor.userID ?? (session == nil ? nil : id), ip: actor.ip),
                                          targetID: id, login: username,
-                                         detail: "role \(role.rawValue)" + (mustChangePassword ? ", must choose a password" : ""))
+                                         detail: "role \(role.rawValue)" + (mustChangePassword ? ", must choose a password" : "")
+                                            + (invite.map { ", invite \($0)" } ?? ""))
                 return try AccountService.load(repository, db, id)
             }
         } catch let error as StoreError where error.isUniqueViolation {
@@ -268,6 +276,12 @@ final class AccountService: Sendable {
                         _ = try journal?.append(StreamControl.accountDeactivated(userID: userID).event, in: db)
                     }
                 }
+                // Someone else's profile (an admin, or the command line): which fields, never their values.
+                if !changes.isEmpty, actor.userID != userID {
+                    let fields = changes.map { $0.column == "email_lower" ? "email" : $0.column.replacingOccurrences(of: "_", with: " ") }
+                    try AccountService.audit(repository, db, "user.update", actor: actor, targetID: userID, login: nil,
+                                             detail: Array(Set(fields)).sorted().joined(separator: ", ") + (actor.userID == nil ? " (command line)" : ""))
+                }
                 try repository.update(db, userID: userID, all)
                 if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
                     try repository.refreshSearchWords(db, userID: userID)
@@ -321,10 +335,10 @@ final class AccountService: Sendable {
 
     /// Newest first, ids below `before`, optionally one event name or one user (actor or
     /// target); and whether older entries follow.
-    func auditPage(before: Int64?, limit: Int, event: String? = nil, userID: Int64? = nil) async throws -> (items: [AuditEntry], more: Bool) {
+    func auditPage(before: Int64?, limit: Int, events: [String] = [], userID: Int64? = nil) async throws -> (items: [AuditEntry], more: Bool) {
         let repository = self.repository
         var items = try await store.read { db in
-            try repository.auditPage(db, before: before, limit: limit + 1, event: event, userID: userID)
+            try repository.auditPage(db, before: before, limit: limit + 1, events: events, userID: userID)
         }
         let more = items.count > limit
         if more { items.removeLast() }
@@ -334,13 +348,14 @@ final class AccountService: Sendable {
     /// The events this module writes, for filters.
     static let auditEvents = ["login.success", "login.failure", "logout", "user.register", "user.create", "setup.admin_created",
                               "role.change", "user.activate", "user.deactivate", "password.change", "password.reset",
-                              "avatar.set", "avatar.remove"]
+                              "avatar.set", "avatar.remove", "user.update", "invite.created", "invite.revoked"]
 
-    /// The known event names and any other name the log holds (from older releases), sorted.
-    func auditEventNames() async throws -> [String] {
+    /// The known event names (this module's and every other module's, `declared`) and any other
+    /// name the log holds (from older releases), sorted.
+    func auditEventNames(declared: [String] = []) async throws -> [String] {
         let repository = self.repository
         let stored = try await store.read { db in try repository.auditEventNames(db) }
-        return Set(AccountService.auditEvents + stored).sorted()
+        return Set(AccountService.auditEvents + declared + stored).sorted()
     }
 
     static func load(_ repository: AccountsRepository, _ db: Database, _ id: Int64) throws -> UserRecord {

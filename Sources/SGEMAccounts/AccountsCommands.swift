@@ -5,7 +5,7 @@ import SGEMStore
 import SGEMSupport
 
 /// The user admin verbs: `create-user`, `list-users`, `set-role`, `deactivate`, `activate`,
-/// `reset-password`. They run the same operations as the API (last-admin rule, session
+/// `reset-password`, `invite`. They run the same operations as the API (last-admin rule, session
 /// revocation, audit log), on the database directly, so they work while the server runs.
 struct AccountsCommands: Sendable {
     let context: CommandModuleContext
@@ -107,6 +107,7 @@ struct AccountsCommands: Sendable {
                 if generated { ctx.io.print("password: \(password)") }
             }
         })
+        registerInvites(&commands)
     }
 
     /// The password from `--password-stdin` or `--random-password` (exactly one of them), and

@@ -13,10 +13,13 @@ public struct AccountsModule: Module {
     public var dependencies: [ModuleID] { ["company"] }
 
     let throttlePolicy: ThrottlePolicy
+    let clock: @Sendable () -> Timestamp
 
     /// - Parameter throttle: login throttling; tests pass a short window or a manual clock.
-    public init(throttle: ThrottlePolicy = ThrottlePolicy()) {
+    /// - Parameter clock: the wall clock invitations expire by; tests pin it.
+    public init(throttle: ThrottlePolicy = ThrottlePolicy(), clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
         self.throttlePolicy = throttle
+        self.clock = clock
     }
 
     /// The module's start-up settings.
@@ -41,7 +44,7 @@ public struct AccountsModule: Module {
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
-        try await AccountsRuntime.boot(context, throttle: throttlePolicy)
+        try await AccountsRuntime.boot(context, throttle: throttlePolicy, clock: clock)
     }
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
@@ -54,7 +57,7 @@ public struct AccountsModule: Module {
 /// `AuditTrail` for other modules: their admin changes land in the accounts module's audit log.
 struct AccountsAuditTrail: AuditTrail {
     func record(_ record: AuditRecord, in db: Database) throws {
-        try AccountsRepository().appendAudit(db, at: .now(), event: record.event, actorID: record.actorID, targetID: nil, login: nil,
+        try AccountsRepository().appendAudit(db, at: .now(), event: record.event, actorID: record.actorID, targetID: record.targetID, login: nil,
                                              ip: record.ip, detail: record.detail)
     }
 }

@@ -123,5 +123,24 @@ extension AccountsRepository {
             ALTER TABLE accounts_users ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
             ALTER TABLE accounts_users ADD COLUMN language_chosen INTEGER NOT NULL DEFAULT 1;
             """)
+        if last == "accounts.004_first_password_and_language" { return }
+        // Invitations: a link carries a random token; only its SHA-256 is stored, so the table
+        // gives no usable link away. `uses` grows by one per account made with it, never past
+        // `max_uses` (a conditional UPDATE in the registration's transaction).
+        migrations.add("accounts.005_invites", sql: """
+            CREATE TABLE accounts_invites (
+                id INTEGER PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                role TEXT NOT NULL CHECK (role IN ('admin', 'employee')),
+                expires_at INTEGER NOT NULL,
+                max_uses INTEGER NOT NULL CHECK (max_uses >= 1),
+                uses INTEGER NOT NULL DEFAULT 0 CHECK (uses >= 0 AND uses <= max_uses),
+                note TEXT,
+                created_by INTEGER REFERENCES accounts_users (id) ON DELETE SET NULL,
+                created_at INTEGER NOT NULL,
+                revoked_at INTEGER
+            );
+            CREATE INDEX accounts_invites_by_expiry ON accounts_invites (expires_at);
+            """)
     }
 }

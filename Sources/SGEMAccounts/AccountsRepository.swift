@@ -253,18 +253,34 @@ struct AccountsRepository: Sendable {
                        time.milliseconds, event, actorID, targetID, login, ip, detail)
     }
 
-    /// Newest first, ids below `before`; only `event` when given, only events `userID` did or
-    /// underwent when given.
-    func auditPage(_ db: Database, before: Int64?, limit: Int, event: String? = nil, userID: Int64? = nil) throws -> [AuditEntry] {
-        try db.query("""
+    /// Newest first, ids below `before`; only the events `events` names when given (each an
+    /// exact name, `holiday.approved`, or a kind, `holiday`, which keeps every `holiday.…`), only
+    /// events `userID` did or underwent when given.
+    func auditPage(_ db: Database, before: Int64?, limit: Int, events: [String] = [], userID: Int64? = nil) throws -> [AuditEntry] {
+        var bindings: [any SQLBindable] = [before ?? Int64.max]
+        var eventClause = ""
+        if !events.isEmpty {
+            // A kind compares the name's first characters with `kind.`: no LIKE pattern to escape,
+            // and the same answer under any collation (a text range would not be on PostgreSQL).
+            let each = events.map { filter -> String in
+                if filter.contains(".") { bindings.append(filter); return "a.event = ?" }
+                bindings.append((filter + ".").utf8.count); bindings.append(filter + ".")
+                return "substr(a.event, 1, ?) = ?"
+            }
+            eventClause = " AND (" + each.joined(separator: " OR ") + ")"
+        }
+        var userClause = ""
+        if let userID { userClause = " AND (a.actor_id = ? OR a.target_id = ?)"; bindings += [userID, userID] }
+        bindings.append(limit)
+        return try db.query("""
             SELECT a.id, a.at, a.event, a.actor_id, au.username AS actor_username, a.target_id, tu.username AS target_username,
                    a.login, a.ip, a.detail
             FROM accounts_audit a
             LEFT JOIN accounts_users au ON au.id = a.actor_id
             LEFT JOIN accounts_users tu ON tu.id = a.target_id
-            WHERE a.id < ? AND (? IS NULL OR a.event = ?) AND (? IS NULL OR a.actor_id = ? OR a.target_id = ?)
+            WHERE a.id < ?\(eventClause)\(userClause)
             ORDER BY a.id DESC LIMIT ?
-            """, before ?? Int64.max, event, event, userID, userID, userID, limit).map { row in
+            """, bindings: bindings).map { row in
             AuditEntry(id: row.int64("id") ?? 0, at: row.timestamp("at"), event: row.string("event") ?? "",
                        actorID: row.int64("actor_id"), actorUsername: row.string("actor_username"),
                        targetID: row.int64("target_id"), targetUsername: row.string("target_username"),

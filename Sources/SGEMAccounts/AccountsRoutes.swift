@@ -25,6 +25,7 @@ struct AccountsRoutes: Sendable {
         // choose their own password, log out. Everything else answers 403 password_change_required.
         let pending = routes.group("", middleware: [RequireUser(services: services, whilePasswordChangeRequired: true)])
         let admin = routes.group("/admin", middleware: [RequireAdmin(services: services)])
+        let declaredAuditEvents = runtime.declaredAuditEvents
 
         anyone.post("/auth/login", maxBody: 8 * 1024, doc: RouteDoc(
             summary: "Log in by username or email; returns a bearer token and sets the session cookie", tags: ["accounts"],
@@ -38,18 +39,23 @@ struct AccountsRoutes: Sendable {
             try await login(request, context)
         }
         anyone.post("/auth/register", maxBody: 8 * 1024, doc: RouteDoc(
-            summary: "Create an account when registration is open (or open to the email's domain)",
-            description: "An address outside the allowed domain gets 403 registration_closed.", tags: ["accounts"],
-            requestSchema: object(["username": string, "email": string, "password": string, "displayName": string, "language": string],
+            summary: "Create an account with an invitation, or when registration is open (or open to the email's domain)",
+            description: """
+                With invite (the token of an invitation link) the account is made whatever the registration setting, with                 the invitation's role, and takes one of its uses; an unknown, expired, used-up or revoked invitation gets                 404 invite_not_found and nothing is made. Without invite, an address outside the allowed domain gets 403                 registration_closed.
+                """, tags: ["accounts"],
+            requestSchema: object(["username": string, "email": string, "password": string, "displayName": string, "language": string,
+                                   "invite": string],
                                   required: ["username", "email", "password"]),
             responses: [ResponseDoc(status: 201, description: "Registered and logged in", schema: sessionSchema),
                         ResponseDoc(status: 403, description: "registration_closed"),
+                        ResponseDoc(status: 404, description: "invite_not_found"),
                         AccountsRoutes.nameTaken,
                         ResponseDoc(status: 422, description: "validation_failed"),
                         ResponseDoc(status: 429, description: "rate_limited: too many registrations from this address, with Retry-After"),
                         AccountsRoutes.busy])) { request, context in
             try await register(request, context)
         }
+        registerInvites(anyone: anyone, admin: admin)
         anyone.get("/auth/setup", doc: RouteDoc(
             summary: "Whether first-run setup is still possible (no token needed)", tags: ["accounts"],
             responses: [ResponseDoc(status: 200, description: "open is true while no active admin exists and the setup link is unused",
@@ -241,15 +247,17 @@ struct AccountsRoutes: Sendable {
             return .noContent()
         }
         admin.get("/audit", doc: RouteDoc(
-            summary: "Security events, newest first: logins, failures, logouts, password, role, activation and picture changes",
+            summary: "The audit log, newest first: sign-ins, people, settings, the company, holidays, notices, translation",
             description: """
                 Page with ?before=<id of the last item seen>&limit= (default 50, at most 200); nextBefore is the id to pass \
-                as before for the next page, null at the end. event keeps one event name (GET /admin/audit/events lists \
-                them); userId keeps the events that user did or underwent.
+                as before for the next page, null at the end. event keeps one event name (holiday.approved) or one kind, \
+                the name's first word (holiday keeps holiday.approved, holiday.public_added, …); several, comma-separated \
+                (user,role,password), keep any of them. GET /admin/audit/events lists the names. userId keeps the events \
+                that user did or underwent. Entries made at the command line have no actor and say "(command line)".
                 """, tags: ["accounts", "admin"],
             query: [QueryDoc("before", "the id of the last event seen; events older than it follow", schema: ["type": "integer"]),
                     QueryDoc("limit", "how many events, 1 to 200 (default 50)", schema: ["type": "integer"]),
-                    QueryDoc("event", "only this event name, e.g. login.failure"),
+                    QueryDoc("event", "only these event names or kinds, comma-separated: login.failure, holiday, user,role,password"),
                     QueryDoc("userId", "only events this user did (actor) or underwent (target)", schema: ["type": "integer"])],
             responses: [ResponseDoc(status: 200, description: "The events", schema: object(["items": ["type": "array", "items": auditSchema],
                                                                                             "nextBefore": nullableInteger])),
@@ -267,10 +275,9 @@ struct AccountsRoutes: Sendable {
             if let raw = request.query["limit"], !raw.isEmpty {
                 if let n = Int(raw), n >= 1 { limit = min(n, 200) } else { problems["limit"] = "must be a whole number from 1 to 200" }
             }
-            let event = request.query["event"].flatMap { $0.isEmpty ? nil : $0 }
-            if let event, event.utf8.count > 64 { problems["event"] = "must be an event name of at most 64 characters" }
+            let events = AccountsRoutes.auditFilter(request.query["event"] ?? "", problems: &problems)
             if !problems.isEmpty { throw APIError.validationFailed(problems) }
-            let page = try await service.auditPage(before: beforeID, limit: limit, event: event, userID: userID)
+            let page = try await service.auditPage(before: beforeID, limit: limit, events: events, userID: userID)
             return .json([
                 "items": .array(page.items.map(\.json)),
                 "nextBefore": page.more ? page.items.last.map { .number(Double($0.id)) } ?? .null : .null,
@@ -280,8 +287,20 @@ struct AccountsRoutes: Sendable {
             summary: "The audit log's event names, for filtering", tags: ["accounts", "admin"],
             responses: [ResponseDoc(status: 200, description: "The names, sorted", schema: object(["items": ["type": "array", "items": string]]))],
             authenticated: true)) { _, _ in
-            .json(["items": .array(try await service.auditEventNames().map(JSONValue.string))] as JSONValue)
+            .json(["items": .array(try await service.auditEventNames(declared: declaredAuditEvents).map(JSONValue.string))] as JSONValue)
         }
+    }
+
+    /// The `event` filter: up to 20 comma-separated names or kinds, each 1 to 64 of a-z 0-9 . _
+    /// (so none can be mistaken for a pattern); empty keeps every event.
+    static func auditFilter(_ raw: String, problems: inout [String: String]) -> [String] {
+        let filters = raw.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
+        let valid = filters.count <= 20 && filters.allSatisfy { f in
+            (1...64).contains(f.utf8.count) && f.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x5F }
+                && !f.hasPrefix(".") && !f.hasSuffix(".")
+        }
+        if !valid { problems["event"] = "must be up to 20 event names or kinds (a-z, 0-9, . and _), comma-separated"; return [] }
+        return filters
     }
 
     // MARK: Handlers
@@ -343,18 +362,23 @@ struct AccountsRoutes: Sendable {
         return AccountsRoutes.sessionResponse(session, record, status: 200, request: request)
     }
 
+    /// With an invitation the policy does not apply: the invitation decides the role, and one
+    /// of its uses is taken in the account's own transaction (`AccountService.create`).
     func register(_ request: Request, _ context: RequestContext) async throws -> Response {
         let settings = try await runtime.companySettings.current()
-        guard settings.registration != "closed" else {
+        var body = try JSONBody(request)
+        let token = body.string("invite")
+        guard token != nil || settings.registration != "closed" else {
             throw APIError(status: 403, code: "registration_closed", message: "registration is closed; ask an admin for an account")
         }
-        var body = try JSONBody(request)
         let (username, email, displayName, language) = try await newAccountFields(&body)
         let password = body.string("password", required: true)
         if let password, let problem = AccountRules.passwordProblem(password) { body.problem("password", problem) }
         try body.check()
         guard let password else { throw APIError.badRequest("incomplete registration") }
-        if settings.registration == "domain" {
+        var invite: InviteRecord?
+        if let token { invite = try await checkedInvite(token, request) }
+        if invite == nil && settings.registration == "domain" {
             let domain = settings.registrationDomain ?? ""
             guard !domain.isEmpty, email.lowercased().hasSuffix("@" + domain.lowercased()) else {
                 throw APIError(status: 403, code: "registration_closed", message: "registration is open only to @\(domain) addresses")
@@ -372,9 +396,10 @@ struct AccountsRoutes: Sendable {
         }
         runtime.throttle.fail(attempt)
         let session = service.sessions.makeSession()
-        let record = try await service.create(username: username, email: email, displayName: displayName, role: .employee, language: language,
-                                              passwordHash: hash, event: "user.register", actor: Actor(userID: nil, ip: request.clientAddress),
-                                              session: session, request: request)
+        let record = try await service.create(username: username, email: email, displayName: displayName, role: invite?.role ?? .employee,
+                                              language: language, passwordHash: hash, event: "user.register",
+                                              actor: Actor(userID: nil, ip: request.clientAddress), session: session, request: request,
+                                              invite: invite?.id)
         return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
     }
 

@@ -19,9 +19,12 @@ struct AccountsRuntime: ModuleRuntime {
     let companySettings: any CompanySettingsProvider
     let registry: ServiceRegistry
     let logger: Logger
+    /// Every module's audit event names, for the audit log's filter.
+    var declaredAuditEvents: [String] = []
 
     /// Builds the runtime and publishes `SessionAuthenticator`, `UserDirectory` and `FirstRunSetup`.
-    static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy) async throws -> AccountsRuntime {
+    static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy,
+                     clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) async throws -> AccountsRuntime {
         let configuration = context.configuration
         let repository = AccountsRepository()
         let hasher = PasswordHasher(logN: configuration.int(AccountsModule.hashLogN), threads: PasswordHasher.cpuCount,
@@ -32,13 +35,14 @@ struct AccountsRuntime: ModuleRuntime {
         // The system module, first in the list, has published the journal by now; servers without
         // it (module tests) have no streams to close.
         let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions,
-                                     journal: context.services.resolve((any EventJournal).self))
+                                     journal: context.services.resolve((any EventJournal).self), clock: clock)
         try await service.readDummyCost()
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
         let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
                                       companySettings: try context.require((any CompanySettingsProvider).self),
-                                      registry: context.services, logger: context.logger)
+                                      registry: context.services, logger: context.logger,
+                                      declaredAuditEvents: context.declaredAuditEvents)
         try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))

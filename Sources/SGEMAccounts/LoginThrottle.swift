@@ -73,6 +73,12 @@ final class LoginThrottle: Sendable {
         try reserve(Attempt(keys: [(Self.key(address: address), policy.addressFailures)]))
     }
 
+    /// Reserves an invitation lookup from `address`: a wrong token counts against the address on
+    /// a counter of its own, so guessing links never locks an office's logins.
+    func reserveInviteLookup(address: String) throws -> Attempt {
+        try reserve(Attempt(keys: [(Self.key(inviteLookupsFrom: address), policy.addressFailures)]))
+    }
+
     /// Reserves a registration from `address`; every registration that reaches hashing counts,
     /// successful or not (each one costs a hash and may be a throw-away account).
     func reserveRegistration(address: String) throws -> Attempt {
@@ -193,4 +199,5 @@ final class LoginThrottle: Sendable {
     static func key(account: String) -> String { "a:" + account }
     static func key(address: String) -> String { "i:" + address }
     static func key(registrationsFrom address: String) -> String { "r:" + address }
+    static func key(inviteLookupsFrom address: String) -> String { "v:" + address }
 }

@@ -291,7 +291,10 @@ public enum Application {
             throw CommandError.failure("\(path) fails SQLite's quick check (\(first)); restore a backup with '\(name) restore --from FILE'")
         }
         do {
-            for id in try await store.migrate(allMigrations(configuration)) { report(id) }
+            for id in try await store.migrate(allMigrations(configuration), refuseNewerSchema: true) { report(id) }
+        } catch let error as StoreError where error.code == .schemaTooNew {
+            await store.close()
+            throw CommandError.failure(error.message)
         } catch {
             await store.close()
             throw CommandError.failure("migration failed: \(error)")
@@ -369,7 +372,7 @@ actor LazyStore {
         if let store { return store }
         let opened = try await Application.openExistingStore(configuration)
         do {
-            _ = try await opened.migrate(Application.allMigrations(configuration))
+            _ = try await opened.migrate(Application.allMigrations(configuration), refuseNewerSchema: true)
         } catch {
             await opened.close()
             throw CommandError.failure("migration failed: \(error)")

@@ -49,15 +49,7 @@ extension Server {
     /// `http://HOST:PORT/setup#token=TOKEN`: the bound host, or this machine's name when bound to
     /// every address (127.0.0.1 when it has none); IPv6 literals in brackets.
     static func setupURL(scheme: String, host: String, port: Int, token: String) -> String {
-        var shown = host
-        if host == "0.0.0.0" || host == "::" || host.isEmpty {
-            var name = [CChar](repeating: 0, count: 256)
-            shown = gethostname(&name, name.count - 1) == 0
-                ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-            if shown.isEmpty { shown = "127.0.0.1" }
-        }
-        if shown.contains(":") { shown = "[\(shown)]" }
-        return "\(scheme)://\(shown):\(port)/setup#token=\(token)"
+        "\(scheme)://\(ServerAddress.linkHost(host)):\(port)/setup#token=\(token)"
     }
 }
 
@@ -132,7 +124,7 @@ public final class RunningServer: Sendable {
                                     events: EventBus(logger: Logger(label: "events")), metrics: .shared,
                                     logger: logger, router: router,
                                     declaredRuntimeSettings: ordered.flatMap(\.runtimeSettings), serviceGroup: services,
-                                    secrets: secrets)
+                                    secrets: secrets, declaredAuditEvents: ordered.flatMap(\.auditEvents))
         var runtimes: [(id: ModuleID, runtime: any ModuleRuntime)] = []
         func unwind() async {
             for (_, runtime) in runtimes.reversed() { await runtime.shutdown() }

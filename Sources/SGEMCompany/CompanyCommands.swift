@@ -11,6 +11,9 @@ struct CompanyCommands: Sendable {
 
     func register(_ commands: inout CommandRegistry) {
         let openStore = context.openStore
+        let services = context.services
+        // Changes from the command line are in the audit log too, marked as such.
+        let trail: @Sendable () -> (any AuditTrail)? = { services.resolve((any AuditTrail).self) }
         // Other modules' verbs (create-user's default language) read the settings through this.
         context.services.register((any CompanySettingsProvider).self, StoredCompanySettings(openStore: openStore))
 
@@ -33,7 +36,10 @@ struct CompanyCommands: Sendable {
             let change = fields
             let repository = CompanyRepository(store: try await openStore())
             do {
-                _ = try await repository.updateProfile { try $0.applying(change) }
+                let audit = trail()
+                _ = try await repository.updateProfile(audited: { try CompanyAudit.profile($0, $1, by: .commandLine, trail: audit, in: $2) }) {
+                    try $0.applying(change)
+                }
             } catch let error as APIError {
                 throw CommandError.failure(CompanyCommands.describe(error, flags: true))
             }
@@ -61,7 +67,10 @@ struct CompanyCommands: Sendable {
             let body = SettingsBody(fields: [key: value])
             let repository = CompanyRepository(store: try await openStore())
             do {
-                _ = try await repository.update { try body.applied(to: $0) }
+                let audit = trail()
+                _ = try await repository.update(audited: { try CompanyAudit.settings($0, $1, by: .commandLine, trail: audit, in: $2) }) {
+                    try body.applied(to: $0)
+                }
             } catch let error as APIError {
                 throw CommandError.failure(CompanyCommands.describe(error, flags: false))
             }

@@ -12,6 +12,8 @@ public struct CompanyModule: Module {
 
     public init() {}
 
+    public var auditEvents: [String] { CompanyAudit.events }
+
     public func registerMigrations(_ migrations: inout MigrationList) {
         // One row; NULL columns mean "the default", so defaults can change in code.
         migrations.add("company.001_settings", sql: """
@@ -72,6 +74,7 @@ struct CompanyRuntime: ModuleRuntime {
         let admin = routes.group("/admin", middleware: [RequireAdmin(services: registry)])
         let repository = self.repository
         let logger = self.logger
+        let registry = self.registry
         user.get("/company", doc: RouteDoc(summary: "The company's name and contact information", tags: ["company"],
                                            responses: [ResponseDoc(status: 200, description: "The company", schema: profileSchema)],
                                            authenticated: true)) { _, _ in
@@ -84,7 +87,11 @@ struct CompanyRuntime: ModuleRuntime {
                         ResponseDoc(status: 422, description: "Invalid values, per field in details.fields")],
             authenticated: true)) { request, context in
             let fields = try JSONBody(request).fields
-            let updated = try await repository.updateProfile { current in try current.applying(fields) }
+            // Resolved per request: accounts, which keeps the audit log, boots after company.
+            let (trail, actor) = (registry.resolve((any AuditTrail).self), AuditActor(userID: try context.user().id, ip: request.clientAddress))
+            let updated = try await repository.updateProfile(audited: { try CompanyAudit.profile($0, $1, by: actor, trail: trail, in: $2) }) {
+                current in try current.applying(fields)
+            }
             logger.notice("company information changed", ["user.id": String(try context.user().id), "request.id": context.requestID])
             return .json(updated.json)
         }
@@ -102,7 +109,10 @@ struct CompanyRuntime: ModuleRuntime {
             let body = try SettingsBody(request)
             // Read, apply and save in one write transaction: two admins saving different fields
             // at once both keep their change.
-            let updated = try await repository.update { current in try body.applied(to: current) }
+            let (trail, actor) = (registry.resolve((any AuditTrail).self), AuditActor(userID: try context.user().id, ip: request.clientAddress))
+            let updated = try await repository.update(audited: { try CompanyAudit.settings($0, $1, by: actor, trail: trail, in: $2) }) {
+                current in try body.applied(to: current)
+            }
             logger.notice("company settings changed", ["user.id": String(try context.user().id), "request.id": context.requestID])
             return .json(updated.json)
         }

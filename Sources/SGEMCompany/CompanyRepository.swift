@@ -39,19 +39,27 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
     }
 
     /// Applies `change` to the stored settings and saves the result, in one write transaction.
-    func update(_ change: @escaping @Sendable (CompanySettingsValue) throws -> CompanySettingsValue) async throws -> CompanySettingsValue {
-        try await modify(load: CompanyRepository.current, save: CompanyRepository.save, change)
+    /// `audited` records the change (before, after) in the same transaction.
+    func update(audited: Audited<CompanySettingsValue>? = nil,
+                _ change: @escaping @Sendable (CompanySettingsValue) throws -> CompanySettingsValue) async throws -> CompanySettingsValue {
+        try await modify(load: CompanyRepository.current, save: CompanyRepository.save, audited: audited, change)
     }
+
+    /// What records a change of a one-row table in the audit log, given the row before and after.
+    typealias Audited<Value> = @Sendable (Value, Value, Database) throws -> Void
 
     /// Reads one row, applies `change`, stamps and saves the result, in one write transaction:
     /// two admins saving different fields at once both keep their change.
     private func modify<Value: StampedRow>(load: @escaping @Sendable (Database) throws -> Value,
                                            save: @escaping @Sendable (Value, Database) throws -> Void,
+                                           audited: Audited<Value>? = nil,
                                            _ change: @escaping @Sendable (Value) throws -> Value) async throws -> Value {
         try await store.write { db in
-            var updated = try change(try load(db))
+            let current = try load(db)
+            var updated = try change(current)
             updated.updatedAt = Timestamp(milliseconds: Timestamp.now().milliseconds)
             try save(updated, db)
+            try audited?(current, updated, db)
             return updated
         }
     }
@@ -100,8 +108,9 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
     func companyName() async throws -> String? { try await profile().name }
 
     /// Applies `change` to the stored company information and saves it, in one write transaction.
-    func updateProfile(_ change: @escaping @Sendable (CompanyProfile) throws -> CompanyProfile) async throws -> CompanyProfile {
-        try await modify(load: CompanyRepository.profile, save: CompanyRepository.save, change)
+    func updateProfile(audited: Audited<CompanyProfile>? = nil,
+                       _ change: @escaping @Sendable (CompanyProfile) throws -> CompanyProfile) async throws -> CompanyProfile {
+        try await modify(load: CompanyRepository.profile, save: CompanyRepository.save, audited: audited, change)
     }
 
     static func save(_ value: CompanyProfile, _ db: Database) throws {

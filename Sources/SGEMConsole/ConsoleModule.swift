@@ -2,7 +2,7 @@ import SGEMCore
 import SGEMHTTP
 import SGEMSupport
 
-/// Serves the web console: `/`, `/setup` (the first-run form), `/assets/*`, and what makes it
+/// Serves the web console: `/`, `/setup` (the first-run form), `/join` (sign-up), `/assets/*`, and what makes it
 /// installable on a phone (`/manifest.webmanifest`, the service worker `/sw.js` at the root
 /// scope), all from bytes compiled into the binary, with ETag revalidation, gzip when the client
 /// accepts it, and the security headers (CSP and friends).
@@ -41,6 +41,11 @@ struct ConsoleRuntime: ModuleRuntime {
         // The first-run link (`/setup#token=…`) opens the same page; the console reads the fragment.
         console.get("/setup", doc: RouteDoc(summary: "The console's first-run page: create the first administrator", tags: ["console"],
                                             responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
+            ConsoleModule.serveIndex(request, companyName: await ConsoleModule.companyName(services))
+        }
+        // An invitation link (`/join#invite=…`) opens the same page at the sign-up screen.
+        console.get("/join", doc: RouteDoc(summary: "The console's sign-up page (invitation links open it)", tags: ["console"],
+                                           responses: [ResponseDoc(status: 200, description: "The console's page", contentType: "text/html")])) { request, _ in
             ConsoleModule.serveIndex(request, companyName: await ConsoleModule.companyName(services))
         }
         console.get("/manifest.webmanifest", doc: RouteDoc(summary: "The web app manifest (install the console on a phone), named after the company", tags: ["console"],

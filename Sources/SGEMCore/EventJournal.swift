@@ -137,11 +137,11 @@ public struct RecordedEvent: Sendable, Equatable {
 /// they report, so an acknowledged change always has its event, across restarts too. Published
 /// by the system module; the realtime hub tails it.
 ///
-/// The tail's seam: a writer that appended events calls `didCommit()` once its `store.write`
-/// has returned (the journal cannot see the commit itself); the tail waits on `commits()` and
-/// then reads `events(after:limit:)` from the last id it delivered. A missed `didCommit()` (a
-/// command-line process, a caller that forgot) only delays delivery until the tail's next
-/// periodic look, never loses an event: the table is the truth, the signal only a wake-up.
+/// The tail's seam: `append` asks the store to wake the tail once the write has committed
+/// (`Database.afterCommit`); the tail waits on `commits()` and then reads `events(after:limit:)`
+/// from the last id it delivered. `didCommit()` wakes it by hand (a commit the journal did not
+/// see). Another process's commit (a command-line verb) is seen at the tail's next periodic
+/// look, never lost: the table is the truth, the signal only a wake-up.
 public protocol EventJournal: Sendable {
     /// Appends `event` in the caller's write transaction; returns its id. Ids only grow and are
     /// never reused, even after retention removes old events.

@@ -28,6 +28,9 @@ public protocol Module: Sendable {
     var settings: [Setting] { get }
     /// Values admins change while the server runs, kept in the store (secrets write-only).
     var runtimeSettings: [RuntimeSetting] { get }
+    /// The audit event names the module writes (`holiday.approved`), so the audit log's filter
+    /// knows them before any is written.
+    var auditEvents: [String] { get }
     /// Appends the module's migrations, ids `<module>.<NNN_name>`, append-only.
     func registerMigrations(_ migrations: inout MigrationList)
     /// Adds the module's admin verbs (`sgem-server admin VERB`, the `sgem>` shell).
@@ -43,6 +46,7 @@ extension Module {
     public var dependencies: [ModuleID] { [] }
     public var settings: [Setting] { [] }
     public var runtimeSettings: [RuntimeSetting] { [] }
+    public var auditEvents: [String] { [] }
     public func registerMigrations(_ migrations: inout MigrationList) {}
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {}
     public func registerConsolePages(_ pages: inout ConsoleRegistry) {}
@@ -88,14 +92,18 @@ public struct ModuleContext: Sendable {
     public let serviceGroup: ServiceGroup
     /// The module this context was scoped to (nil: the application's own).
     public let module: ModuleID?
+    /// Every module's audit event names, for the audit log's filter.
+    public let declaredAuditEvents: [String]
     /// Seals what modules keep secret in the store, under the secret key file's key.
     public let secrets: Secrets
 
     /// `secrets` defaults to a key in memory only (tests); the server passes the key file's.
     public init(configuration: Configuration, store: Store, services: ServiceRegistry, events: EventBus,
                 metrics: MetricsRegistry, logger: Logger, router: Router, declaredRuntimeSettings: [RuntimeSetting] = [],
-                serviceGroup: ServiceGroup = ServiceGroup(), module: ModuleID? = nil, secrets: Secrets = .ephemeral()) {
+                serviceGroup: ServiceGroup = ServiceGroup(), module: ModuleID? = nil, secrets: Secrets = .ephemeral(),
+                declaredAuditEvents: [String] = []) {
         self.configuration = configuration
+        self.declaredAuditEvents = declaredAuditEvents
         self.secrets = secrets
         self.store = store
         self.services = services
@@ -112,7 +120,8 @@ public struct ModuleContext: Sendable {
     public func scoped(to module: ModuleID) -> ModuleContext {
         ModuleContext(configuration: configuration, store: store, services: services, events: events,
                       metrics: metrics, logger: Logger(label: module.rawValue), router: router,
-                      declaredRuntimeSettings: declaredRuntimeSettings, serviceGroup: serviceGroup, module: module, secrets: secrets)
+                      declaredRuntimeSettings: declaredRuntimeSettings, serviceGroup: serviceGroup, module: module, secrets: secrets,
+                      declaredAuditEvents: declaredAuditEvents)
     }
 
     /// The service registered for `type`, resolved once at boot; a boot error naming this module

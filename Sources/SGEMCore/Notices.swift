@@ -13,13 +13,24 @@ public struct PersonalNotice: Sendable, Equatable {
     public let body: String
     /// Who caused it (the deciding admin), if anyone.
     public let authorID: Int64?
+    /// What happened, kept so the notice is worded in whoever reads it's language when it is
+    /// read; `title` and `body` are then its wording in the recipient's language at the time.
+    public let facts: HolidayNoticeFacts?
 
-    public init(kind: String = "holiday", recipientID: Int64, title: String, body: String, authorID: Int64? = nil) {
+    public init(kind: String = "holiday", recipientID: Int64, title: String, body: String, authorID: Int64? = nil,
+                facts: HolidayNoticeFacts? = nil) {
         self.kind = kind
         self.recipientID = recipientID
         self.title = title
         self.body = body
         self.authorID = authorID
+        self.facts = facts
+    }
+
+    /// A holiday notice worded from `facts` in `language` (the recipient's).
+    public init(recipientID: Int64, facts: HolidayNoticeFacts, language: String, authorID: Int64?) {
+        let (title, body) = facts.text(in: language)
+        self.init(kind: "holiday", recipientID: recipientID, title: title, body: body, authorID: authorID, facts: facts)
     }
 }
 

@@ -13,6 +13,13 @@ struct HolidayBook: Sendable {
     let settingsProvider: (any CompanySettingsProvider)?
     let directory: (any UserDirectory)?
     let clock: HolidaysClock
+    /// Where admins' changes (decisions, leave types, public holidays, allowances) are recorded.
+    var audit: (any AuditTrail)? = nil
+
+    /// The audit event names this module writes.
+    static let auditEvents = ["holiday.approved", "holiday.rejected", "holiday.reopened", "holiday.cancelled",
+                              "holiday.public_added", "holiday.public_deleted", "holiday.leave_type_added",
+                              "holiday.leave_type_updated", "holiday.leave_type_deleted", "holiday.allowance_set"]
 
     /// Longest request: a year (a leap year's 366 days).
     static let maxSpanDays = 366
@@ -142,7 +149,7 @@ struct HolidayBook: Sendable {
                 userID: userID, type: type, start: draft.start, end: draft.end, halfStart: draft.halfStart, halfEnd: draft.halfEnd,
                 perYear: perYear, status: status, note: draft.note, createdAt: now), in: db)
             return try HolidayBook.recordChange(id, from: nil, to: status, by: userID, note: nil, at: now, language: language,
-                                                notices: notices, journal: journal, in: db)
+                                                decider: nil, notices: notices, journal: journal, in: db)
         }
         journal.didCommit()
         return request
@@ -161,49 +168,48 @@ struct HolidayBook: Sendable {
 
     /// Writes the history step, the employee's notice and the `holiday.updated` event of a
     /// change in `db`'s transaction, and returns the request as it now is. The one path every
-    /// change takes, so none can happen without the others.
+    /// change takes, so none can happen without the others. The employee's own actions (sending,
+    /// cancelling) make no notice; someone else's decision does, kept as facts and worded when
+    /// read. `audit`: an admin's decision, recorded in the same transaction.
     static func recordChange(_ id: Int64, from: HolidayStatus?, to: HolidayStatus, by actor: Int64, note: String?, at time: Timestamp,
-                             language: String, notices: any NoticePublisher, journal: any EventJournal,
-                             in db: Database) throws -> HolidayRequest {
+                             language: String, decider: String?, notices: any NoticePublisher, journal: any EventJournal,
+                             audit: (trail: any AuditTrail, actor: AuditActor)? = nil, in db: Database) throws -> HolidayRequest {
         try HolidaysRepository.appendHistory(requestID: id, HistoryEntry(from: from, to: to, byUserID: actor, at: time, note: note), in: db)
         guard let request = try HolidaysRepository.request(id: id, in: db) else { throw APIError.notFound("no such request") }
-        let (title, body) = noticeText(request, from: from, note: note, language: language)
-        _ = try notices.publish(PersonalNotice(kind: "holiday", recipientID: request.userID, title: title, body: body,
-                                               authorID: actor == request.userID ? nil : actor), in: db)
+        let facts = noticeFacts(request, from: from, note: note, decider: decider)
+        if actor != request.userID {
+            _ = try notices.publish(PersonalNotice(recipientID: request.userID, facts: facts, language: language, authorID: actor), in: db)
+        }
+        if let (trail, who) = audit, actor != request.userID || facts.action != .cancelled {
+            let detail = "#\(request.id) \(request.type.name) \(request.start.iso) – \(request.end.iso) (\(format(request.days)) days)"
+                + (note.map { $0.isEmpty ? "" : ": \(String($0.prefix(200)))" } ?? "")
+            try trail.record(who.record("holiday.\(facts.action.rawValue)", detail, target: request.userID), in: db)
+        }
         _ = try journal.append(RealtimeEvent(type: "holiday.updated", audience: .userAndAdmins(request.userID), data: [
             "request": request.json, "from": from.map { .string($0.rawValue) } ?? .null, "to": .string(to.rawValue),
         ]), in: db)
         return request
     }
 
-    /// The notice an employee gets about their request, in their language (Spanish or English,
-    /// the console's two). Dates stay `YYYY-MM-DD`; the built-in vacation type is named in the
-    /// language, other types by the name the admin gave them.
-    static func noticeText(_ r: HolidayRequest, from: HolidayStatus?, note: String?, language: String) -> (String, String) {
-        enum Change: String { case recorded, submitted, reopened, approved, rejected, cancelled, pending }
-        let change: Change
+    /// What happened to `r`, for its notice: worded when read, in the reader's language.
+    static func noticeFacts(_ r: HolidayRequest, from: HolidayStatus?, note: String?, decider: String?) -> HolidayNoticeFacts {
+        let action: HolidayNoticeFacts.Action
         switch (from, r.status) {
-        case (nil, .approved): change = .recorded
-        case (nil, _): change = .submitted
-        case (.approved?, .pending): change = .reopened
-        default: change = Change(rawValue: r.status.rawValue) ?? .pending
+        case (nil, .approved): action = .recorded
+        case (nil, _): action = .submitted
+        case (.approved?, .pending): action = .reopened
+        case (_, .approved): action = .approved
+        case (_, .rejected): action = .rejected
+        case (_, .cancelled): action = .cancelled
+        default: action = .reopened
         }
-        let days = format(r.days)
-        let title: String, body: String, noteLine: String
-        if language == "es" {
-            let word: [Change: String] = [.recorded: "registrada", .submitted: "enviada", .reopened: "reabierta", .approved: "aprobada",
-                                          .rejected: "rechazada", .cancelled: "cancelada", .pending: "pendiente"]
-            let kind = r.type.key == "vacation" ? "vacaciones" : r.type.name
-            title = "Solicitud de \(kind) \(word[change]!)"
-            body = "Tu solicitud de \(kind) del \(r.start.iso) al \(r.end.iso) (\(days) días laborables) ha sido \(word[change]!)."
-            noteLine = "Nota"
-        } else {
-            title = "\(r.type.name) request \(change.rawValue)"
-            body = "Your \(r.type.name.lowercased()) request for \(r.start.iso) to \(r.end.iso) (\(days) working days) was \(change.rawValue)."
-            noteLine = "Note"
-        }
-        let full = note.map { $0.isEmpty ? body : body + "\n\n\(noteLine): \($0)" } ?? body
-        return (String(title.prefix(200)), String(full.prefix(20_000)))
+        return HolidayNoticeFacts(action: action, start: r.start.iso, end: r.end.iso, halfStart: r.halfStart, halfEnd: r.halfEnd,
+                                  workingDays: r.days, typeKey: r.type.key, typeName: r.type.name, decider: decider, note: note)
+    }
+
+    /// The notice an employee gets about their request, in `language`.
+    static func noticeText(_ r: HolidayRequest, from: HolidayStatus?, note: String?, language: String) -> (String, String) {
+        noticeFacts(r, from: from, note: note, decider: nil).text(in: language)
     }
 
     /// The language `userID` reads the console in ("en" when unknown).
@@ -221,7 +227,8 @@ struct HolidayBook: Sendable {
     }
 
     /// Applies `action` to request `id` for `actor`, under the state machine's rules.
-    func apply(_ action: HolidayTransitions.Action, to id: Int64, by actor: AuthenticatedUser, note: String?) async throws -> HolidayRequest {
+    func apply(_ action: HolidayTransitions.Action, to id: Int64, by actor: AuthenticatedUser, note: String?,
+               ip: String? = nil) async throws -> HolidayRequest {
         let settings = try await self.settings()
         let today = today(settings)
         let admins = try await directory?.activeAdminIDs() ?? []
@@ -231,8 +238,11 @@ struct HolidayBook: Sendable {
         let owner = try await store.read { db in try HolidaysRepository.request(id: id, in: db)?.userID }
         let language: String
         if let owner { language = try await self.language(of: owner) } else { language = "en" }
+        // The decider's name goes in the notice's facts; the directory is read before the write.
+        let decider = try await directory?.user(id: actor.id).map { $0.displayName.isEmpty ? $0.username : $0.displayName } ?? actor.username
         let now = clock.now()
         let (journal, notices) = (self.journal, self.notices)
+        let audited = audit.map { (trail: $0, actor: AuditActor(userID: actor.id, ip: ip)) }
         let request = try await store.write { db -> HolidayRequest in
             guard let current = try HolidaysRepository.request(id: id, in: db), actor.isAdmin || current.userID == actor.id else {
                 throw APIError.notFound("no such request")
@@ -249,8 +259,8 @@ struct HolidayBook: Sendable {
             let decision = action != .cancel
             try HolidaysRepository.setStatus(id: id, to: next, decidedBy: decision ? actor.id : nil, at: now, note: decision ? note : nil, in: db)
             return try HolidayBook.recordChange(id, from: current.status, to: next, by: actor.id, note: note, at: now,
-                                                language: language,
-                                                notices: notices, journal: journal, in: db)
+                                                language: language, decider: decider,
+                                                notices: notices, journal: journal, audit: audited, in: db)
         }
         journal.didCommit()
         return request
@@ -485,29 +495,108 @@ struct HolidayBook: Sendable {
 
     /// Adds public holidays all together or none; throws naming the first taken date.
     /// Existing requests keep the `days` they were counted with.
-    func addPublicHolidays(_ entries: [(Day, String)]) async throws -> [PublicHoliday] {
-        try await HolidayBook.addPublicHolidays(entries, store: store, at: clock.now())
+    func addPublicHolidays(_ entries: [(Day, String)], by actor: AuditActor) async throws -> [PublicHoliday] {
+        try await HolidayBook.addPublicHolidays(entries, store: store, at: clock.now(), audit: audit.map { ($0, actor) })
     }
 
-    static func addPublicHolidays(_ entries: [(Day, String)], store: Store, at now: Timestamp) async throws -> [PublicHoliday] {
+    /// `audit`: the trail and who adds them; one entry per holiday, in the same transaction.
+    static func addPublicHolidays(_ entries: [(Day, String)], store: Store, at now: Timestamp,
+                                  audit: (any AuditTrail, AuditActor)? = nil) async throws -> [PublicHoliday] {
         try await store.write { db in
             var added: [PublicHoliday] = []
             for (date, name) in entries {
                 guard let holiday = try HolidaysRepository.insertPublicHoliday(date: date, name: name, at: now, in: db) else {
                     throw APIError.conflict("public_holiday_exists", "\(date.iso) is already a public holiday")
                 }
+                try audit?.0.record(audit!.1.record("holiday.public_added", "\(date.iso) \(name)"), in: db)
                 added.append(holiday)
             }
             return added
         }
     }
 
-    func setAllowance(userID: Int64, year: Int, days: Double) async throws {
-        try await HolidayBook.setAllowance(userID: userID, year: year, days: days, store: store, at: clock.now())
+    /// Removes a public holiday; false when there is none with `id`.
+    func deletePublicHoliday(_ id: Int64, by actor: AuditActor) async throws -> Bool {
+        let audit = self.audit
+        return try await store.write { db in
+            let holiday = try HolidaysRepository.publicHoliday(id: id, in: db)
+            guard try HolidaysRepository.deletePublicHoliday(id: id, in: db) else { return false }
+            try audit?.record(actor.record("holiday.public_deleted", holiday.map { "\($0.date.iso) \($0.name)" } ?? "#\(id)"), in: db)
+            return true
+        }
     }
 
-    static func setAllowance(userID: Int64, year: Int, days: Double, store: Store, at now: Timestamp) async throws {
-        try await store.write { db in try HolidaysRepository.setAllowance(userID: userID, year: year, days: days, at: now, in: db) }
+    func setAllowance(userID: Int64, year: Int, days: Double, by actor: AuditActor) async throws {
+        try await HolidayBook.setAllowance(userID: userID, year: year, days: days, store: store, at: clock.now(),
+                                           audit: audit.map { ($0, actor) })
+    }
+
+    static func setAllowance(userID: Int64, year: Int, days: Double, store: Store, at now: Timestamp,
+                             audit: (any AuditTrail, AuditActor)? = nil) async throws {
+        try await store.write { db in
+            let before = try HolidaysRepository.allowance(userID: userID, year: year, in: db)
+            try HolidaysRepository.setAllowance(userID: userID, year: year, days: days, at: now, in: db)
+            if let (trail, actor) = audit {
+                let detail = "\(year): \(before.map(format) ?? "company default") → \(format(days)) days"
+                try trail.record(actor.record("holiday.allowance_set", detail, target: userID), in: db)
+            }
+        }
+    }
+
+    // MARK: Leave types
+
+    func addLeaveType(key: String, name: String, countsAgainstAllowance: Bool, needsApproval: Bool, by actor: AuditActor) async throws -> LeaveType? {
+        let (audit, now) = (self.audit, clock.now())
+        return try await store.write { db in
+            guard let type = try HolidaysRepository.insertLeaveType(key: key, name: name, countsAgainstAllowance: countsAgainstAllowance,
+                                                                    needsApproval: needsApproval, at: now, in: db) else { return nil }
+            try audit?.record(actor.record("holiday.leave_type_added", "\(key) \"\(name)\"" + LeaveType.rules(type)), in: db)
+            return type
+        }
+    }
+
+    func updateLeaveType(_ id: Int64, name: String?, countsAgainstAllowance: Bool?, needsApproval: Bool?, by actor: AuditActor) async throws -> LeaveType? {
+        let audit = self.audit
+        return try await store.write { db -> LeaveType? in
+            guard let before = try HolidaysRepository.leaveType(id: id, in: db) else { return nil }
+            try HolidaysRepository.updateLeaveType(id: id, name: name, countsAgainstAllowance: countsAgainstAllowance,
+                                                   needsApproval: needsApproval, in: db)
+            guard let after = try HolidaysRepository.leaveType(id: id, in: db) else { return nil }
+            var what: [String] = []
+            if before.name != after.name { what.append("name \"\(before.name)\" → \"\(after.name)\"") }
+            if before.countsAgainstAllowance != after.countsAgainstAllowance {
+                what.append(after.countsAgainstAllowance ? "counts against the allowance" : "does not count against the allowance")
+            }
+            if before.needsApproval != after.needsApproval { what.append(after.needsApproval ? "needs approval" : "needs no approval") }
+            if !what.isEmpty {
+                try audit?.record(actor.record("holiday.leave_type_updated", "\(after.key): " + what.joined(separator: ", ")), in: db)
+            }
+            return after
+        }
+    }
+
+    func deleteLeaveType(_ id: Int64, by actor: AuditActor) async throws {
+        let audit = self.audit
+        try await store.write { db in
+            guard let type = try HolidaysRepository.leaveType(id: id, in: db) else { throw APIError.notFound("no such leave type") }
+            if type.key == "vacation" { throw APIError.conflict("leave_type_in_use", "vacation is the default leave type and stays") }
+            if try HolidaysRepository.isLeaveTypeUsed(id: id, in: db) {
+                throw APIError.conflict("leave_type_in_use", "requests of this type exist; rename it instead")
+            }
+            _ = try HolidaysRepository.deleteLeaveType(id: id, in: db)
+            try audit?.record(actor.record("holiday.leave_type_deleted", "\(type.key) \"\(type.name)\""), in: db)
+        }
+    }
+}
+
+extension LeaveType {
+    /// " (does not count against the allowance, needs no approval)" for a type that differs from
+    /// the defaults; "" otherwise.
+    static func rules(_ type: LeaveType) -> String {
+        var rules: [String] = []
+        if !type.countsAgainstAllowance { rules.append("does not count against the allowance") }
+        if !type.needsApproval { rules.append("needs no approval") }
+        return rules.isEmpty ? "" : " (" + rules.joined(separator: ", ") + ")"
     }
 }
 

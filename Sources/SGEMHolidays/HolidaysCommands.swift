@@ -33,7 +33,8 @@ struct HolidaysCommands: Sendable {
             var user = try await directory.user(login: who)
             if user == nil, let id = Int64(who) { user = try await directory.user(id: id) }
             guard let user else { throw CommandError.failure("no user '\(who)'") }
-            try await HolidayBook.setAllowance(userID: user.id, year: year, days: days, store: try await context.openStore(), at: .now())
+            try await HolidayBook.setAllowance(userID: user.id, year: year, days: days, store: try await context.openStore(), at: .now(),
+                                               audit: context.services.resolve((any AuditTrail).self).map { ($0, .commandLine) })
             ctx.io.print("allowance of \(user.username) for \(year): \(HolidayBook.format(days)) days")
         })
 
@@ -73,7 +74,8 @@ struct HolidaysCommands: Sendable {
     /// Adds the entries in one transaction; a date already taken fails the lot, naming its line.
     static func add(_ entries: [(Day, String)], lines: [Int], context: CommandModuleContext) async throws {
         do {
-            _ = try await HolidayBook.addPublicHolidays(entries, store: try await context.openStore(), at: .now())
+            _ = try await HolidayBook.addPublicHolidays(entries, store: try await context.openStore(), at: .now(),
+                                                        audit: context.services.resolve((any AuditTrail).self).map { ($0, .commandLine) })
         } catch let error as APIError where error.code == "public_holiday_exists" {
             let taken = entries.firstIndex { error.message.hasPrefix($0.0.iso) }
             let line = taken.map { lines.count > 1 ? "line \(lines[$0]): " : "" } ?? ""

@@ -13,6 +13,8 @@ public struct HolidaysModule: Module {
 
     public init() {}
 
+    public var auditEvents: [String] { HolidayBook.auditEvents }
+
     public func registerMigrations(_ migrations: inout MigrationList) {
         HolidaysRepository.registerMigrations(&migrations)
     }
@@ -29,7 +31,8 @@ public struct HolidaysModule: Module {
         let clock = HolidaysClock()
         let book = HolidayBook(store: context.store, journal: journal, notices: notices,
                                settingsProvider: try context.require((any CompanySettingsProvider).self),
-                               directory: try context.require((any UserDirectory).self), clock: clock)
+                               directory: try context.require((any UserDirectory).self), clock: clock,
+                               audit: context.services.resolve((any AuditTrail).self))
         context.services.register(HolidaysClock.self, clock)
         context.services.register((any AbsenceDirectory).self, HolidayAbsences(book: book))
         return HolidaysRuntime(book: book, services: context.services, logger: context.logger)

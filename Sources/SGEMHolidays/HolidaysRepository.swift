@@ -148,6 +148,10 @@ struct HolidaysRepository: Sendable {
             """, date.iso, name, time).flatMap(publicHoliday)
     }
 
+    static func publicHoliday(id: Int64, in db: Database) throws -> PublicHoliday? {
+        try db.queryOne("SELECT id, date, name FROM holidays_public WHERE id = ?", id).flatMap(publicHoliday)
+    }
+
     static func deletePublicHoliday(id: Int64, in db: Database) throws -> Bool {
         try db.execute("DELETE FROM holidays_public WHERE id = ?", id)
         return db.changes > 0

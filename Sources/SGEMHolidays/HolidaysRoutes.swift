@@ -211,7 +211,7 @@ struct HolidaysRoutes: Sendable {
             try body.check()
             guard let days else { throw APIError.validationFailed(["days": "is required"]) }
             guard try await book.directory?.user(id: id) != nil else { throw APIError.notFound("no such user") }
-            try await book.setAllowance(userID: id, year: year, days: days)
+            try await book.setAllowance(userID: id, year: year, days: days, by: AuditActor(userID: try context.user().id, ip: request.clientAddress))
             logger.notice("allowance set", ["user.id": String(try context.user().id), "target.id": String(id), "year": String(year),
                                             "request.id": context.requestID])
             return .noContent()
@@ -300,7 +300,7 @@ struct HolidaysRoutes: Sendable {
             ], required: ["key", "name"]),
             responses: [ResponseDoc(status: 201, description: "The type", schema: leaveTypeSchema),
                         APISchema.error(409, "leave_type_exists")] + HolidaysRoutes.writeErrors,
-            authenticated: true)) { request, _ in
+            authenticated: true)) { request, context in
             var body = try JSONBody(request)
             let key = body.string("key", required: true)
             if let key, !HolidaysRoutes.isTypeKey(key) { body.problem("key", "must be 2 to 32 of a-z 0-9 _ -, starting with a letter") }
@@ -309,10 +309,8 @@ struct HolidaysRoutes: Sendable {
             let approval = body.bool("needsApproval") ?? true
             try body.check()
             guard let key, let name else { throw APIError.validationFailed(["key": "is required"]) }
-            let now = book.clock.now()
-            guard let type = try await book.store.write({ db in
-                try HolidaysRepository.insertLeaveType(key: key, name: name, countsAgainstAllowance: counts, needsApproval: approval, at: now, in: db)
-            }) else { throw APIError.conflict("leave_type_exists", "a leave type with key '\(key)' exists") }
+            guard let type = try await book.addLeaveType(key: key, name: name, countsAgainstAllowance: counts, needsApproval: approval,
+                                                         by: AuditActor(userID: try context.user().id, ip: request.clientAddress)) else { throw APIError.conflict("leave_type_exists", "a leave type with key '\(key)' exists") }
             logger.notice("leave type added", ["leave_type.key": key])
             return .json(type.json, status: 201)
         }
@@ -326,18 +324,15 @@ struct HolidaysRoutes: Sendable {
             ]),
             responses: [ResponseDoc(status: 200, description: "The type", schema: leaveTypeSchema),
                         APISchema.error(404, "not_found")] + HolidaysRoutes.writeErrors,
-            authenticated: true)) { request, _ in
+            authenticated: true)) { request, context in
             let id = try HolidaysRoutes.id(request, "no such leave type")
             var body = try JSONBody(request)
             let name = HolidaysRoutes.typeName(&body, required: false)
             let counts = body.bool("countsAgainstAllowance")
             let approval = body.bool("needsApproval")
             try body.check()
-            guard let type = try await book.store.write({ db -> LeaveType? in
-                guard try HolidaysRepository.leaveType(id: id, in: db) != nil else { return nil }
-                try HolidaysRepository.updateLeaveType(id: id, name: name, countsAgainstAllowance: counts, needsApproval: approval, in: db)
-                return try HolidaysRepository.leaveType(id: id, in: db)
-            }) else { throw APIError.notFound("no such leave type") }
+            guard let type = try await book.updateLeaveType(id, name: name, countsAgainstAllowance: counts, needsApproval: approval,
+                                                            by: AuditActor(userID: try context.user().id, ip: request.clientAddress)) else { throw APIError.notFound("no such leave type") }
             return .json(type.json)
         }
         admin.delete("/leave-types/{id}", doc: RouteDoc(
@@ -346,16 +341,9 @@ struct HolidaysRoutes: Sendable {
             tags: ["holidays", "admin"],
             responses: [ResponseDoc(status: 204, description: "Deleted"), APISchema.error(404, "not_found"),
                         APISchema.error(409, "leave_type_in_use")] + HolidaysRoutes.adminErrors,
-            authenticated: true)) { request, _ in
+            authenticated: true)) { request, context in
             let id = try HolidaysRoutes.id(request, "no such leave type")
-            try await book.store.write { db in
-                guard let type = try HolidaysRepository.leaveType(id: id, in: db) else { throw APIError.notFound("no such leave type") }
-                if type.key == "vacation" { throw APIError.conflict("leave_type_in_use", "vacation is the default leave type and stays") }
-                if try HolidaysRepository.isLeaveTypeUsed(id: id, in: db) {
-                    throw APIError.conflict("leave_type_in_use", "requests of this type exist; rename it instead")
-                }
-                _ = try HolidaysRepository.deleteLeaveType(id: id, in: db)
-            }
+            try await book.deleteLeaveType(id, by: AuditActor(userID: try context.user().id, ip: request.clientAddress))
             return .noContent()
         }
 
@@ -377,21 +365,21 @@ struct HolidaysRoutes: Sendable {
                                             required: ["date", "name"]),
             responses: [ResponseDoc(status: 201, description: "The public holiday", schema: publicHolidaySchema),
                         APISchema.error(409, "public_holiday_exists")] + HolidaysRoutes.writeErrors,
-            authenticated: true)) { request, _ in
+            authenticated: true)) { request, context in
             var body = try JSONBody(request)
             let date = HolidaysRoutes.date("date", &body, required: true)
             let name = HolidaysRoutes.typeName(&body, key: "name", required: true)
             try body.check()
             guard let date, let name else { throw APIError.validationFailed(["date": "is required"]) }
-            let added = try await book.addPublicHolidays([(date, name)])
+            let added = try await book.addPublicHolidays([(date, name)], by: AuditActor(userID: try context.user().id, ip: request.clientAddress))
             return .json(added[0].json, status: 201)
         }
         admin.delete("/public-holidays/{id}", doc: RouteDoc(
             summary: "Remove a public holiday", tags: ["holidays", "admin"],
             responses: [ResponseDoc(status: 204, description: "Removed"), APISchema.error(404, "not_found")] + HolidaysRoutes.adminErrors,
-            authenticated: true)) { request, _ in
+            authenticated: true)) { request, context in
             let id = try HolidaysRoutes.id(request, "no such public holiday")
-            guard try await book.store.write({ db in try HolidaysRepository.deletePublicHoliday(id: id, in: db) }) else {
+            guard try await book.deletePublicHoliday(id, by: AuditActor(userID: try context.user().id, ip: request.clientAddress)) else {
                 throw APIError.notFound("no such public holiday")
             }
             return .noContent()
@@ -411,7 +399,7 @@ struct HolidaysRoutes: Sendable {
             note = HolidaysRoutes.note(&body)
             try body.check()
         }
-        let changed = try await book.apply(action, to: id, by: me, note: note)
+        let changed = try await book.apply(action, to: id, by: me, note: note, ip: request.clientAddress)
         logger.info("holiday request changed", ["holiday.id": String(id), "holiday.status": changed.status.rawValue,
                                                 "user.id": String(me.id), "request.id": context.requestID])
         return .json(changed.json)

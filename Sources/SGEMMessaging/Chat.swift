@@ -74,8 +74,13 @@ struct Chat: Sendable, Equatable {
     static func defaultLevel(_ kind: Kind) -> NotificationLevel { kind == .group ? .mentions : .all }
 }
 
-/// One message as stored. A deleted one keeps its id and loses its body.
+/// One message as stored. A deleted one keeps its id and loses its body. A system line (who
+/// came and went) has no body: its `system` says what happened, and its sender is the actor.
 struct Message: Sendable, Equatable {
+    enum Kind: String, Sendable {
+        case text, system
+    }
+
     let id: Int64
     let chatID: Int64
     let senderID: Int64
@@ -86,6 +91,11 @@ struct Message: Sendable, Equatable {
     let createdAt: Timestamp
     let editedAt: Timestamp?
     let deleted: Bool
+    var kind: Kind = .text
+    /// What a system line says; nil for a text message.
+    var system: SystemLine? = nil
+
+    var isSystem: Bool { kind == .system }
 
     /// The contract's message; a deleted one has `body: null` and no mentions.
     var json: JSONValue {
@@ -104,6 +114,8 @@ struct Message: Sendable, Equatable {
             ("createdAt", .string(times.rfc3339(createdAt))),
             ("editedAt", editedAt.map { .string(times.rfc3339($0)) } ?? .null),
             ("deleted", .bool(deleted)),
+            ("kind", .string(kind.rawValue)),
+            ("system", system?.json ?? .null),
         ])
     }
 
@@ -135,6 +147,9 @@ struct Message: Sendable, Equatable {
         key(#","editedAt":"#)
         if let editedAt { JSONValue.writeString(times.rfc3339(editedAt), into: &out) } else { key("null") }
         key(#","deleted":"#); key(deleted ? "true" : "false")
+        key(#","kind":"#); JSONValue.writeString(kind.rawValue, into: &out)
+        key(#","system":"#)
+        if let system { system.write(into: &out) } else { key("null") }
         if let translation, !deleted {
             key(#","translation":{"text":"#); JSONValue.writeString(translation.text, into: &out)
             key(#","source":"#); JSONValue.writeString(translation.source, into: &out)
@@ -157,6 +172,50 @@ struct Message: Sendable, Equatable {
         }
         out.append(contentsOf: "]}".utf8)
         return out
+    }
+}
+
+/// What a system line records: the change, who made it and whom it concerns (for a rename,
+/// the new name too).
+struct SystemLine: Sendable, Equatable {
+    enum Event: String, Sendable, CaseIterable {
+        case chatCreated = "chat.created"
+        case memberAdded = "member.added"
+        case memberRemoved = "member.removed"
+        case memberLeft = "member.left"
+        case adminGranted = "admin.granted"
+        case adminRevoked = "admin.revoked"
+        case chatRenamed = "chat.renamed"
+    }
+
+    let event: Event
+    let actorID: Int64
+    let userIDs: [Int64]
+    /// The group's new name, for `chat.renamed` only.
+    var name: String? = nil
+
+    var json: JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("event", .string(event.rawValue)),
+            ("actorId", .number(Double(actorID))),
+            ("userIds", .array(userIDs.map { .number(Double($0)) })),
+        ]
+        if let name { fields.append(("name", .string(name))) }
+        return .object(fields)
+    }
+
+    /// The same JSON as `json`, appended to `out`.
+    func write(into out: inout [UInt8]) {
+        out.append(contentsOf: json.serialized().utf8)
+    }
+
+    /// The line as stored in `messaging_messages.system` (the same JSON); nil when it is not one.
+    static func parse(_ text: String) -> SystemLine? {
+        guard let value = try? JSONValue.parse(Array(text.utf8)), let event = value["event"]?.stringValue.flatMap(Event.init(rawValue:)),
+              let actor = value["actorId"]?.numberValue else { return nil }
+        return SystemLine(event: event, actorID: Int64(actor),
+                          userIDs: (value["userIds"]?.arrayValue ?? []).compactMap { $0.numberValue.map { Int64($0) } },
+                          name: value["name"]?.stringValue)
     }
 }
 

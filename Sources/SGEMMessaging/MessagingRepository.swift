@@ -72,6 +72,12 @@ struct MessagingRepository: Sendable {
                 tokenize = 'unicode61 remove_diacritics 2'
             );
             """)
+        // System lines (who came and went): `kind` 'system', no body, `system` the JSON of what
+        // happened. They have no search row and no mentions, and are never counted as unread.
+        migrations.add("messaging.002_system_messages", sql: """
+            ALTER TABLE messaging_messages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'system'));
+            ALTER TABLE messaging_messages ADD COLUMN system TEXT;
+            """)
         // NULL: the default for the chat's kind (all for direct chats, mentions for groups).
         migrations.add("messaging.003_notification_levels", sql: """
             ALTER TABLE messaging_members ADD COLUMN notifications TEXT CHECK (notifications IN ('all', 'mentions', 'none'));
@@ -198,7 +204,7 @@ struct MessagingRepository: Sendable {
         let last = try db.queryOne("SELECT \(messageColumns) FROM messaging_messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
                                    chatID).flatMap(message)
         let unread = try db.queryOne("""
-            SELECT COUNT(*) AS n FROM messaging_messages WHERE chat_id = ? AND id > ? AND sender_id <> ? AND deleted = 0
+            SELECT COUNT(*) AS n FROM messaging_messages WHERE chat_id = ? AND id > ? AND sender_id <> ? AND deleted = 0 AND kind = 'text'
             """, chatID, lastRead, userID)?.int("n") ?? 0
         let mentions = try db.queryOne("""
             SELECT COUNT(*) AS n FROM messaging_mentions WHERE user_id = ? AND chat_id = ? AND message_id > ?
@@ -272,7 +278,7 @@ struct MessagingRepository: Sendable {
 
     // MARK: Messages
 
-    private static let messageColumns = "id, chat_id, sender_id, body, mentions, client_id, created_at, edited_at, deleted"
+    private static let messageColumns = "id, chat_id, sender_id, body, mentions, client_id, created_at, edited_at, deleted, kind, system"
 
     /// Inserts a message with its mention rows and search row, marks it read for its sender and
     /// moves the chat up the lists. Nil, storing nothing, when the sender is not a member or
@@ -291,6 +297,24 @@ struct MessagingRepository: Sendable {
         try db.execute("UPDATE messaging_members SET last_read_id = ? WHERE chat_id = ? AND user_id = ?", id, chatID, senderID)
         return Message(id: id, chatID: chatID, senderID: senderID, body: body, mentions: mentions, clientID: clientID,
                        createdAt: time, editedAt: nil, deleted: false)
+    }
+
+    /// Writes a system line (no body, no mentions, an empty search row) and moves the chat up the
+    /// lists; read markers stay where they are, since a system line is never unread.
+    static func insertSystemMessage(chatID: Int64, line: SystemLine, at time: Timestamp, in db: Database) throws -> Message {
+        let text = line.json.serialized()
+        guard let id = try db.queryOne("""
+            INSERT INTO messaging_messages (chat_id, sender_id, body, mentions, created_at, kind, system)
+            VALUES (?, ?, NULL, '[]', ?, 'system', ?)
+            RETURNING id
+            """, chatID, line.actorID, time, text)?.int64("id") else {
+            throw StoreError(code: .system, message: "inserting a system line returned no id")
+        }
+        // An external-content index holds a row for every message; a system line's is empty.
+        try db.execute("INSERT INTO messaging_search (rowid, body) VALUES (?, NULL)", id)
+        try db.execute("UPDATE messaging_chats SET last_activity_at = ? WHERE id = ?", time, chatID)
+        return Message(id: id, chatID: chatID, senderID: line.actorID, body: nil, mentions: [], clientID: nil,
+                       createdAt: time, editedAt: nil, deleted: false, kind: .system, system: line)
     }
 
     /// The sender's earlier message with the same `clientID` in the chat, if any.
@@ -375,8 +399,14 @@ struct MessagingRepository: Sendable {
         if case let .text(text) = row[5] { clientID = text }
         var editedAt: Timestamp?
         if case let .integer(ms) = row[7] { editedAt = Timestamp(milliseconds: ms) }
+        var kind = Message.Kind.text
+        var system: SystemLine?
+        if case let .text(k) = row[9], k == "system" {
+            kind = .system
+            if case let .text(text) = row[10] { system = SystemLine.parse(text) }
+        }
         return Message(id: id, chatID: chat, senderID: sender, body: body, mentions: mentions, clientID: clientID,
-                       createdAt: Timestamp(milliseconds: created), editedAt: editedAt, deleted: deleted)
+                       createdAt: Timestamp(milliseconds: created), editedAt: editedAt, deleted: deleted, kind: kind, system: system)
     }
 
     // MARK: Search
@@ -392,10 +422,10 @@ struct MessagingRepository: Sendable {
     static func search(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Hit] {
         let rows = try db.query("""
             SELECT m.id, m.chat_id, m.sender_id, m.body, m.mentions, m.client_id, m.created_at, m.edited_at, m.deleted,
-                   snippet(messaging_search, 0, '«', '»', '…', 16) AS snippet
+                   m.kind, m.system, snippet(messaging_search, 0, '«', '»', '…', 16) AS snippet
             FROM messaging_search JOIN messaging_messages m ON m.id = messaging_search.rowid
             WHERE messaging_search MATCH ?1 AND messaging_search.rowid < ?2
-              AND m.deleted = 0
+              AND m.deleted = 0 AND m.kind = 'text'
               AND m.chat_id IN (SELECT chat_id FROM messaging_members WHERE user_id = ?3)
               AND (?4 IS NULL OR m.chat_id = ?4)
             ORDER BY messaging_search.rowid DESC LIMIT ?5

@@ -219,7 +219,9 @@ struct MessagingRoutes: Sendable {
             summary: "A chat's messages in ascending id order",
             description: """
                 With after: the oldest `limit` messages after that id. Otherwise the newest `limit` messages (below before, \
-                when given). Deleted messages keep their place with deleted true and body null.
+                when given). Deleted messages keep their place with deleted true and body null. System lines (kind system, \
+                body null) say who created the group, was added, removed or made admin, left, or renamed it: they \
+                are never unread, never mentions and never found by search.
                 """,
             tags: ["messaging"],
             query: [QueryDoc("after", "a message id", schema: integer), QueryDoc("before", "a message id", schema: integer),
@@ -292,7 +294,8 @@ struct MessagingRoutes: Sendable {
             summary: "Edit my message's body (sets editedAt; mentions follow the new body)", tags: ["messaging"],
             requestSchema: object(["body": ["type": "string", "minLength": 1, "maxLength": 4000]], required: ["body"]),
             responses: [ResponseDoc(status: 200, description: "The message now", schema: messageSchema),
-                        errorDoc(404, "not_found (no such message in my chats)"), errorDoc(409, "message_deleted")]
+                        errorDoc(404, "not_found (no such message in my chats)"),
+                        errorDoc(409, "message_deleted, or system_message (a line saying who came and went)")]
                 + writeErrors,
             authenticated: true)) { request, context in
             let me = try context.user()
@@ -306,7 +309,8 @@ struct MessagingRoutes: Sendable {
             summary: "Delete a message (its author, or an admin of its group); again is fine",
             description: "It stays in the history as deleted; its body is no longer served anywhere, search included.",
             tags: ["messaging"],
-            responses: [ResponseDoc(status: 204, description: "Deleted"), errorDoc(404, "not_found (no such message in my chats)")]
+            responses: [ResponseDoc(status: 204, description: "Deleted"), errorDoc(404, "not_found (no such message in my chats)"),
+                        errorDoc(409, "system_message (a line saying who came and went)")]
                 + adminErrors,
             authenticated: true)) { request, context in
             try await m.delete(try MessagingRoutes.pathID(request, "id", "no such message"), by: try context.user().id)
@@ -488,7 +492,15 @@ let directChat = errorDoc(409, "direct_chat (a direct chat's members and setting
 let messageSchema = object([
     "id": integer, "chatId": integer, "senderId": integer, "body": ["type": "string", "nullable": true],
     "mentions": ["type": "array", "items": integer], "createdAt": dateTime, "editedAt": nullableDateTime, "deleted": boolean,
-], required: ["id", "chatId", "senderId", "body", "mentions", "createdAt", "editedAt", "deleted"])
+    "kind": ["type": "string", "enum": ["text", "system"]], "system": nullable(systemLineSchema),
+], required: ["id", "chatId", "senderId", "body", "mentions", "createdAt", "editedAt", "deleted", "kind", "system"])
+
+/// What a system line says: the change, who made it (also the message's `senderId`) and whom
+/// it concerns; `name` is the group's new name for `chat.renamed`.
+let systemLineSchema = object([
+    "event": ["type": "string", "enum": .array(SystemLine.Event.allCases.map { .string($0.rawValue) })],
+    "actorId": integer, "userIds": ["type": "array", "items": integer], "name": string,
+], required: ["event", "actorId", "userIds"])
 
 let chatSchema = object([
     "id": integer, "kind": ["type": "string", "enum": ["direct", "group"]], "name": ["type": "string", "nullable": true],

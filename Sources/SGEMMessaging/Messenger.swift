@@ -49,7 +49,7 @@ struct Messenger: Sendable {
         try await requireActiveUsers(others, field: "memberIds")
         let now = Timestamp.now()
         let journal = self.journal
-        let chat = try await store.write { db -> Chat in
+        let (chat, line) = try await store.write { db -> (Chat, Message) in
             guard let id = try MessagingRepository.insertChat(kind: .group, name: name, description: description, tags: tags,
                                                               isPublic: isPublic, creator: creator, pairKey: nil, at: now, in: db) else {
                 throw StoreError(code: .system, message: "inserting a group returned no id")
@@ -58,10 +58,12 @@ struct Messenger: Sendable {
             for member in others { try MessagingRepository.addMember(member, to: id, admin: false, at: now, in: db) }
             guard let chat = try MessagingRepository.chat(id, in: db) else { throw Messenger.noSuchChat }
             _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
-            return chat
+            let line = try Messenger.writeLine(SystemLine(event: .chatCreated, actorID: creator, userIDs: others), in: id, at: now,
+                                               journal: journal, db: db)
+            return (chat, line)
         }
         journal.didCommit()
-        return chat.json(Chat.ReaderView())
+        return chat.json(Chat.ReaderView(lastMessage: line))
     }
 
     /// The direct chat of `me` and `other`, created the first time (`created` true then). The
@@ -92,11 +94,17 @@ struct Messenger: Sendable {
 
     /// Changes a group's settings; group admins only.
     func editGroup(_ id: Int64, by user: Int64, name: String?, description: String?, tags: [String]?, isPublic: Bool?) async throws -> JSONValue {
+        let now = Timestamp.now()
         let journal = self.journal
         let chat = try await store.write { db -> Chat in
-            _ = try Messenger.group(id, admin: user, in: db)
+            let old = try Messenger.group(id, admin: user, in: db)
             try MessagingRepository.updateChat(id, name: name, description: description, tags: tags, isPublic: isPublic, in: db)
-            return try Messenger.recordUpdate(id, journal: journal, in: db)
+            let chat = try Messenger.recordUpdate(id, journal: journal, in: db)
+            if let name, name != old.name {
+                try Messenger.writeLine(SystemLine(event: .chatRenamed, actorID: user, userIDs: [], name: name), in: id, at: now,
+                                        journal: journal, db: db)
+            }
+            return chat
         }
         journal.didCommit()
         return try await self.chat(chat.id, viewer: user)
@@ -128,6 +136,8 @@ struct Messenger: Sendable {
             }
             try MessagingRepository.addMember(newMember, to: id, admin: false, at: now, in: db)
             _ = try journal.append(RealtimeEvent(type: "member.added", audience: .chat(id), data: Messenger.memberData(id, newMember)), in: db)
+            try Messenger.writeLine(SystemLine(event: .memberAdded, actorID: user, userIDs: [newMember]), in: id, at: now,
+                                    journal: journal, db: db)
         }
         journal.didCommit()
     }
@@ -145,6 +155,9 @@ struct Messenger: Sendable {
             }
             try MessagingRepository.addMember(user, to: id, admin: false, at: now, in: db)
             _ = try journal.append(RealtimeEvent(type: "member.added", audience: .chat(id), data: Messenger.memberData(id, user)), in: db)
+            // Joining a public group is adding oneself: the actor is the one added.
+            try Messenger.writeLine(SystemLine(event: .memberAdded, actorID: user, userIDs: [user]), in: id, at: now,
+                                    journal: journal, db: db)
             return true
         }
         if joined { journal.didCommit() }
@@ -154,6 +167,7 @@ struct Messenger: Sendable {
     /// (that is leaving). 404 when `member` is not in it.
     func removeMember(_ member: Int64, from id: Int64, by user: Int64) async throws {
         if member == user { return try await leave(id, user: user) }
+        let now = Timestamp.now()
         let journal = self.journal
         try await store.write { db in
             let chat = try Messenger.group(id, admin: user, in: db)
@@ -162,6 +176,8 @@ struct Messenger: Sendable {
             let remaining = chat.memberIDs.filter { $0 != member }
             _ = try journal.append(RealtimeEvent(type: "member.removed", audience: .users(remaining + [member]),
                                                  data: Messenger.memberData(id, member)), in: db)
+            try Messenger.writeLine(SystemLine(event: .memberRemoved, actorID: user, userIDs: [member]), in: id, at: now,
+                                    journal: journal, db: db)
         }
         journal.didCommit()
     }
@@ -169,6 +185,7 @@ struct Messenger: Sendable {
     /// Leaves a group. When the last admin leaves, the longest-standing member becomes admin;
     /// when the last member leaves, the group is deleted. A direct chat cannot be left (409).
     func leave(_ id: Int64, user: Int64) async throws {
+        let now = Timestamp.now()
         let journal = self.journal
         try await store.write { db in
             guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw Messenger.noSuchChat }
@@ -181,10 +198,15 @@ struct Messenger: Sendable {
                 try MessagingRepository.deleteChat(id, in: db)
                 return
             }
+            try Messenger.writeLine(SystemLine(event: .memberLeft, actorID: user, userIDs: [user]), in: id, at: now,
+                                    journal: journal, db: db)
             if chat.isAdmin(user), !chat.members.contains(where: { $0.admin && $0.userID != user }),
                let heir = try MessagingRepository.longestStandingMember(of: id, in: db) {
                 try MessagingRepository.setAdmin(heir, of: id, true, in: db)
                 _ = try Messenger.recordUpdate(id, journal: journal, in: db)
+                // The group keeps an admin because the last one left: theirs is the act.
+                try Messenger.writeLine(SystemLine(event: .adminGranted, actorID: user, userIDs: [heir]), in: id, at: now,
+                                        journal: journal, db: db)
             }
         }
         journal.didCommit()
@@ -193,6 +215,7 @@ struct Messenger: Sendable {
     /// Grants or revokes a member's admin right; group admins only. Revoking the last admin is
     /// 409 `last_admin`.
     func setAdmin(_ member: Int64, of id: Int64, _ admin: Bool, by user: Int64) async throws {
+        let now = Timestamp.now()
         let journal = self.journal
         let changed = try await store.write { db -> Bool in
             let chat = try Messenger.group(id, admin: user, in: db)
@@ -205,6 +228,8 @@ struct Messenger: Sendable {
             }
             try MessagingRepository.setAdmin(member, of: id, admin, in: db)
             _ = try Messenger.recordUpdate(id, journal: journal, in: db)
+            try Messenger.writeLine(SystemLine(event: admin ? .adminGranted : .adminRevoked, actorID: user, userIDs: [member]),
+                                    in: id, at: now, journal: journal, db: db)
             return true
         }
         if changed { journal.didCommit() }
@@ -258,6 +283,7 @@ struct Messenger: Sendable {
         let journal = self.journal
         let edited = try await store.write { db -> Message in
             let old = try Messenger.visibleMessage(messageID, to: user, in: db)
+            guard !old.isSystem else { throw Messenger.systemMessageFixed }
             guard old.senderID == user else { throw APIError.forbidden("only its author can edit a message") }
             guard !old.deleted else { throw APIError.conflict("message_deleted", "a deleted message cannot be edited") }
             try MessagingRepository.editMessage(old, body: body, mentions: mentionable, at: now, in: db)
@@ -274,6 +300,7 @@ struct Messenger: Sendable {
         let journal = self.journal
         let deleted = try await store.write { db -> Bool in
             let old = try Messenger.visibleMessage(messageID, to: user, in: db)
+            guard !old.isSystem else { throw Messenger.systemMessageFixed }
             if old.deleted { return false }
             if old.senderID != user {
                 guard let chat = try MessagingRepository.chat(old.chatID, in: db), chat.kind == .group, chat.isAdmin(user) else {
@@ -352,6 +379,17 @@ struct Messenger: Sendable {
     static let noSuchChat = APIError.notFound("no such chat")
     static let noSuchMessage = APIError.notFound("no such message")
     static let directChatFixed = APIError.conflict("direct_chat", "a direct chat's members cannot change")
+    static let systemMessageFixed = APIError.conflict("system_message", "a line saying who came and went cannot be edited, deleted or translated")
+
+    /// Writes a system line in chat `chatID` and records its `message.created` for the chat's
+    /// members, in the caller's transaction (so the change, its events and its line stand or fall together).
+    @discardableResult
+    static func writeLine(_ line: SystemLine, in chatID: Int64, at time: Timestamp, journal: any EventJournal, db: Database) throws -> Message {
+        let message = try MessagingRepository.insertSystemMessage(chatID: chatID, line: line, at: time, in: db)
+        _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(chatID), data: message.eventData,
+                                             subject: RealtimeEvent.subject(message: message.id)), in: db)
+        return message
+    }
 
     /// A group `user` administers: 404 when they are not a member, 409 for a direct chat, 403
     /// when they are not one of its admins.

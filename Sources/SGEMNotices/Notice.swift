@@ -21,6 +21,9 @@ struct Notice: Sendable, Equatable {
         /// Active users other than the author when it was posted; nil when unknown (posted by a
         /// command-line verb that had no user directory) or for personal notices.
         let audienceBase: Int64?
+        /// What a holiday notice is about, worded when read; nil for company notices and for
+        /// personal notices written before notices.002 (they keep their stored text).
+        var facts: HolidayNoticeFacts? = nil
     }
 
     let id: Int64
@@ -33,13 +36,22 @@ struct Notice: Sendable, Equatable {
 
     subscript<T>(dynamicMember keyPath: KeyPath<Draft, T>) -> T { draft[keyPath: keyPath] }
 
+    /// The title and body in `language`: a holiday notice's facts worded for the reader, else
+    /// the text as stored.
+    func text(in language: String?) -> (title: String, body: String) {
+        if let facts = draft.facts, let language { return facts.text(in: language) }
+        return (draft.title, draft.body)
+    }
+
     /// The contract's notice; `audienceCount` only when the reader is an admin (company notices).
-    func json(audienceCount: Int?) -> JSONValue {
+    /// `language`: the reader's, for the wording of holiday notices (nil keeps the stored text).
+    func json(audienceCount: Int?, language: String? = nil) -> JSONValue {
+        let (title, body) = text(in: language)
         var fields: [(String, JSONValue)] = [
             ("id", .number(Double(id))),
             ("kind", .string(draft.kind.rawValue)),
-            ("title", .string(draft.title)),
-            ("body", .string(draft.body)),
+            ("title", .string(title)),
+            ("body", .string(body)),
             ("pinned", .bool(draft.pinned)),
             ("authorId", draft.authorID.map { .number(Double($0)) } ?? .null),
             ("createdAt", .string(draft.createdAt.rfc3339())),

@@ -10,26 +10,45 @@ struct NoticeBoard: Sendable {
     let journal: any EventJournal
     /// Counts the audience of company notices; nil in admin verbs run without one.
     let directory: (any UserDirectory)?
+    /// Where posting, editing and deleting a company notice are recorded; nil only in tests
+    /// that boot the board without accounts.
+    var audit: (any AuditTrail)? = nil
+
+    /// The audit event names this module writes.
+    static let auditEvents = ["notice.posted", "notice.edited", "notice.deleted"]
+
+    /// Who changes the board, for the audit log: an admin over the API, or the command line.
+    typealias Actor = AuditActor
 
     /// One page of the board as `viewer` sees it.
     struct Page: Sendable {
         let items: [Notice]
         let unreadCount: Int
+        /// Unread notices per kind, whatever the page's filter.
+        let unreadByKind: [Notice.Kind: Int]
         /// The `before` of the next page, when there is one.
         let nextBefore: Int64?
     }
 
     /// Pinned notices first (all of them, on the first page only), then the others newest first,
     /// `limit` at a time; `before` pages through those others by id.
-    func page(viewer: Int64, before: Int64?, limit: Int) async throws -> Page {
+    /// `kind` keeps company news or personal (holiday) notices only.
+    func page(viewer: Int64, before: Int64?, limit: Int, kind: Notice.Kind? = nil) async throws -> Page {
         try await store.read { db in
-            let pinned = before == nil ? try NoticesRepository.pinned(viewer: viewer, in: db) : []
-            var rest = try NoticesRepository.unpinned(viewer: viewer, before: before, limit: limit + 1, in: db)
+            let pinned = before == nil ? try NoticesRepository.pinned(viewer: viewer, kind: kind, in: db) : []
+            var rest = try NoticesRepository.unpinned(viewer: viewer, before: before, limit: limit + 1, kind: kind, in: db)
             let more = rest.count > limit
             if more { rest.removeLast() }
-            return Page(items: pinned + rest, unreadCount: try NoticesRepository.unreadCount(viewer: viewer, in: db),
+            let unread = try NoticesRepository.unreadByKind(viewer: viewer, in: db)
+            return Page(items: pinned + rest, unreadCount: unread.values.reduce(0, +), unreadByKind: unread,
                         nextBefore: more ? rest.last?.id : nil)
         }
+    }
+
+    /// The language `viewer` reads in, for wording holiday notices; nil when unknown (the
+    /// stored text is then shown).
+    func language(of viewer: Int64) async throws -> String? {
+        try await directory?.user(id: viewer)?.language
     }
 
     /// A notice `viewer` may see; 404 otherwise (someone else's personal notice included).
@@ -48,20 +67,35 @@ struct NoticeBoard: Sendable {
         }
     }
 
-    /// Marks every notice `viewer` may see read.
-    func markAllRead(viewer: Int64) async throws {
+    /// Marks every notice `viewer` may see (of `kind` when given) read, and tells the viewer's
+    /// other tabs with a `notices.read` event in the same transaction.
+    func markAllRead(viewer: Int64, kind: Notice.Kind? = nil) async throws {
         let now = Timestamp.now()
-        try await store.write { db in _ = try NoticesRepository.markAllRead(viewer: viewer, at: now, in: db) }
+        let journal = self.journal
+        let marked = try await store.write { db -> Int in
+            let marked = try NoticesRepository.markAllRead(viewer: viewer, kind: kind, at: now, in: db)
+            if marked > 0 {
+                _ = try journal.append(RealtimeEvent(type: "notices.read", audience: .user(viewer),
+                                                     data: ["kind": kind.map { .string($0.rawValue) } ?? .null]), in: db)
+            }
+            return marked
+        }
+        if marked > 0 { journal.didCommit() }
     }
 
     /// Posts a company notice and records its `notice.created` event, in one transaction.
     /// `author` nil is the operator (an admin verb).
-    func post(title: String, body: String, pinned: Bool, author: Int64?) async throws -> Notice {
+    func post(title: String, body: String, pinned: Bool, author: Int64?, ip: String? = nil) async throws -> Notice {
         let base = try await audienceBase(author: author)
         let new = Notice.Draft(kind: .company, recipientID: nil, title: title, body: body, pinned: pinned,
                                               authorID: author, createdAt: .now(), audienceBase: base)
-        let journal = self.journal
-        let notice = try await store.write { db in try NoticeBoard.insert(new, journal: journal, in: db) }
+        let (journal, audit) = (self.journal, self.audit)
+        let actor = Actor(userID: author, ip: ip)
+        let notice = try await store.write { db in
+            let notice = try NoticeBoard.insert(new, journal: journal, in: db)
+            try audit?.record(actor.record("notice.posted", "#\(notice.id) \"\(title)\"\(pinned ? " (pinned)" : "")"), in: db)
+            return notice
+        }
         journal.didCommit()
         return notice
     }
@@ -78,15 +112,25 @@ struct NoticeBoard: Sendable {
     /// Edits a company notice; `editedAt` moves only when the title or body really changes. Its
     /// `notice.created` event then carries the new title, so replay never shows the old one.
     /// 404 for a personal notice or none.
-    func edit(_ id: Int64, title: String?, body: String?, pinned: Bool?, viewer: Int64) async throws -> Notice {
+    func edit(_ id: Int64, title: String?, body: String?, pinned: Bool?, viewer: Int64, ip: String? = nil) async throws -> Notice {
         let now = Timestamp.now()
-        let journal = self.journal
+        let (journal, audit) = (self.journal, self.audit)
+        let actor = Actor(userID: viewer, ip: ip)
         let edited = try await store.write { db -> Notice? in
             guard let current = try NoticesRepository.companyNotice(id, viewer: viewer, in: db) else { return nil }
-            let textChanged = (title.map { $0 != current.title } ?? false) || (body.map { $0 != current.body } ?? false)
+            let titleChanged = title.map { $0 != current.title } ?? false
+            let bodyChanged = body.map { $0 != current.body } ?? false
+            let textChanged = titleChanged || bodyChanged
             _ = try NoticesRepository.update(id, title: title, body: body, pinned: pinned, editedAt: textChanged ? now : nil, in: db)
             guard let edited = try NoticesRepository.companyNotice(id, viewer: viewer, in: db) else { return nil }
             try journal.rewrite(subject: RealtimeEvent.subject(notice: id), to: edited.eventData, in: db)
+            var what: [String] = []
+            if titleChanged { what.append("title \"\(current.title)\" → \"\(edited.title)\"") }
+            if bodyChanged { what.append("text") }
+            if let pinned, pinned != current.pinned { what.append(pinned ? "pinned" : "unpinned") }
+            if !what.isEmpty {
+                try audit?.record(actor.record("notice.edited", "#\(id) \"\(edited.title)\": " + what.joined(separator: ", ")), in: db)
+            }
             return edited
         }
         guard let edited else { throw APIError.notFound("no such notice") }
@@ -95,10 +139,12 @@ struct NoticeBoard: Sendable {
 
     /// Deletes a company notice with its read marks, and its title from the events that
     /// announced it; 404 for a personal notice or none.
-    func delete(_ id: Int64) async throws {
-        let journal = self.journal
+    func delete(_ id: Int64, by actor: Actor = .commandLine) async throws {
+        let (journal, audit) = (self.journal, self.audit)
         let deleted = try await store.write { db in
-            guard try NoticesRepository.deleteCompanyNotice(id, in: db) else { return false }
+            guard let current = try NoticesRepository.companyNotice(id, viewer: 0, in: db),
+                  try NoticesRepository.deleteCompanyNotice(id, in: db) else { return false }
+            try audit?.record(actor.record("notice.deleted", "#\(id) \"\(current.title)\""), in: db)
             try journal.rewrite(subject: RealtimeEvent.subject(notice: id), to: Notice.deletedEventData(id: id, kind: .company), in: db)
             return true
         }
@@ -123,8 +169,8 @@ struct NoticeBoard: Sendable {
     /// `notices` as JSON; admins also get the read and audience counts of company notices: the
     /// base plus everyone who joined since it was posted (a notice posted without a base, by an
     /// admin verb, counts the active users now).
-    func json(_ notices: [Notice], admin: Bool) async throws -> [JSONValue] {
-        guard admin, let directory else { return notices.map { $0.json(audienceCount: nil) } }
+    func json(_ notices: [Notice], admin: Bool, language: String? = nil) async throws -> [JSONValue] {
+        guard admin, let directory else { return notices.map { $0.json(audienceCount: nil, language: language) } }
         let counted = notices.filter { $0.kind == .company && $0.audienceBase != nil }
         let joined = try await NoticeBoard.joinedSince(Set(counted.map(\.createdAt)).sorted(), directory)
         var activeNow: Int?
@@ -139,7 +185,7 @@ struct NoticeBoard: Sendable {
                     audience = activeNow
                 }
             }
-            out.append(notice.json(audienceCount: audience))
+            out.append(notice.json(audienceCount: audience, language: language))
         }
         return out
     }
@@ -184,7 +230,7 @@ struct BoardPublisher: NoticePublisher {
         }
         if case let .failure(p) = NoticeRules.body(notice.body) { throw NoticeError.invalid("the notice's body \(p.message)") }
         let new = Notice.Draft(kind: kind, recipientID: notice.recipientID, title: title, body: notice.body, pinned: false,
-                                              authorID: notice.authorID, createdAt: .now(), audienceBase: nil)
+                               authorID: notice.authorID, createdAt: .now(), audienceBase: nil, facts: notice.facts)
         return try NoticeBoard.insert(new, journal: journal, in: db).id
     }
 }

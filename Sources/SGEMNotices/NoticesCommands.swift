@@ -87,7 +87,8 @@ struct NoticesCommands: Sendable {
             throw CommandError.failure("the event journal is not available (the system module is missing)")
         }
         return NoticeBoard(store: try await context.openStore(), journal: journal,
-                           directory: context.services.resolve((any UserDirectory).self))
+                           directory: context.services.resolve((any UserDirectory).self),
+                           audit: context.services.resolve((any AuditTrail).self))
     }
 
     /// The body from exactly one of `--body-file` and `--body-stdin`, as UTF-8 text.

@@ -13,6 +13,8 @@ public struct NoticesModule: Module {
 
     public init() {}
 
+    public var auditEvents: [String] { NoticeBoard.auditEvents }
+
     public func registerMigrations(_ migrations: inout MigrationList) {
         NoticesRepository.registerMigrations(&migrations)
     }
@@ -27,7 +29,8 @@ public struct NoticesModule: Module {
     /// Publishes `NoticePublisher`; needs the system module's `EventJournal`.
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
         let journal = try context.require((any EventJournal).self)
-        let board = NoticeBoard(store: context.store, journal: journal, directory: try context.require((any UserDirectory).self))
+        let board = NoticeBoard(store: context.store, journal: journal, directory: try context.require((any UserDirectory).self),
+                                audit: context.services.resolve((any AuditTrail).self))
         context.services.register((any NoticePublisher).self, BoardPublisher(journal: journal))
         context.services.register((any NoticeLookup).self, BoardLookup(store: context.store))
         return NoticesRuntime(board: board, services: context.services, logger: context.logger)

@@ -36,11 +36,19 @@ struct NoticesRepository: Sendable {
                 PRIMARY KEY (notice_id, user_id)
             ) WITHOUT ROWID;
             """)
+        // A holiday notice keeps what happened (JSON facts) and is worded when read, in the
+        // reader's language; rows written before keep their stored text. The index serves the
+        // board filtered by kind.
+        let kinds = """
+            ALTER TABLE notices ADD COLUMN facts TEXT;
+            CREATE INDEX notices_kind ON notices (kind, id);
+            """
+        migrations.add("notices.002_notice_kinds", sqlite: kinds, postgresql: kinds)
     }
 
     /// The columns of a notice as `viewer` sees it (?1 is the viewer's id; 0 for nobody).
     private static let columns = """
-        n.id, n.kind, n.recipient_id, n.title, n.body, n.pinned, n.author_id, n.created_at, n.edited_at, n.audience_base,
+        n.id, n.kind, n.recipient_id, n.title, n.body, n.pinned, n.author_id, n.created_at, n.edited_at, n.audience_base, n.facts,
         CASE WHEN n.kind = 'company' AND n.author_id = ?1 THEN 1
              WHEN EXISTS (SELECT 1 FROM notices_reads r WHERE r.notice_id = n.id AND r.user_id = ?1) THEN 1
              ELSE 0 END AS is_read,
@@ -52,9 +60,10 @@ struct NoticesRepository: Sendable {
 
     static func insert(_ new: Notice.Draft, in db: Database) throws -> Notice {
         guard let row = try db.queryOne("""
-            INSERT INTO notices (kind, recipient_id, title, body, pinned, author_id, created_at, audience_base)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-            """, new.kind.rawValue, new.recipientID, new.title, new.body, new.pinned, new.authorID, new.createdAt, new.audienceBase),
+            INSERT INTO notices (kind, recipient_id, title, body, pinned, author_id, created_at, audience_base, facts)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, new.kind.rawValue, new.recipientID, new.title, new.body, new.pinned, new.authorID, new.createdAt, new.audienceBase,
+            new.facts?.json.serialized()),
               let id = row.int64("id") else {
             throw StoreError(code: .system, message: "inserting a notice returned no id")
         }
@@ -71,26 +80,40 @@ struct NoticesRepository: Sendable {
         try db.queryOne("SELECT \(columns) FROM notices n WHERE n.kind = 'company' AND n.id = ?2", viewer, id).flatMap(notice)
     }
 
-    /// The visible pinned notices, newest first, at most `maxPinned`.
-    static func pinned(viewer: Int64, in db: Database) throws -> [Notice] {
-        try db.query("SELECT \(columns) FROM notices n WHERE \(visible) AND n.pinned = 1 ORDER BY n.id DESC LIMIT ?2",
-                     viewer, maxPinned).compactMap(notice)
+    /// The visible pinned notices (of `kind` when given), newest first, at most `maxPinned`.
+    static func pinned(viewer: Int64, kind: Notice.Kind? = nil, in db: Database) throws -> [Notice] {
+        try db.query("""
+            SELECT \(columns) FROM notices n WHERE \(visible) AND n.pinned = 1 AND (?3 IS NULL OR n.kind = ?3)
+            ORDER BY n.id DESC LIMIT ?2
+            """, viewer, maxPinned, kind?.rawValue).compactMap(notice)
     }
 
-    /// Visible notices that are not pinned, newest first, with ids below `before` when given.
-    static func unpinned(viewer: Int64, before: Int64?, limit: Int, in db: Database) throws -> [Notice] {
+    /// Visible notices that are not pinned (of `kind` when given), newest first, with ids below
+    /// `before` when given.
+    static func unpinned(viewer: Int64, before: Int64?, limit: Int, kind: Notice.Kind? = nil, in db: Database) throws -> [Notice] {
         try db.query("""
-            SELECT \(columns) FROM notices n WHERE \(visible) AND n.pinned = 0 AND n.id < ?2 ORDER BY n.id DESC LIMIT ?3
-            """, viewer, before ?? Int64.max, limit).compactMap(notice)
+            SELECT \(columns) FROM notices n WHERE \(visible) AND n.pinned = 0 AND n.id < ?2 AND (?4 IS NULL OR n.kind = ?4)
+            ORDER BY n.id DESC LIMIT ?3
+            """, viewer, before ?? Int64.max, limit, kind?.rawValue).compactMap(notice)
     }
 
     /// Visible notices the viewer has not read, their own company notices excepted.
     static func unreadCount(viewer: Int64, in db: Database) throws -> Int {
-        try db.queryOne("""
-            SELECT COUNT(*) AS n FROM notices n
+        try unreadByKind(viewer: viewer, in: db).values.reduce(0, +)
+    }
+
+    /// `unreadCount` per kind; every kind is present (zero when none).
+    static func unreadByKind(viewer: Int64, in db: Database) throws -> [Notice.Kind: Int] {
+        var counts: [Notice.Kind: Int] = [.company: 0, .holiday: 0]
+        for row in try db.query("""
+            SELECT n.kind AS kind, COUNT(*) AS n FROM notices n
             WHERE \(visible) AND NOT (n.kind = 'company' AND n.author_id IS ?1)
               AND NOT EXISTS (SELECT 1 FROM notices_reads r WHERE r.notice_id = n.id AND r.user_id = ?1)
-            """, viewer)?.int("n") ?? 0
+            GROUP BY n.kind
+            """, viewer) {
+            if let kind = row.string("kind").flatMap(Notice.Kind.init(rawValue:)) { counts[kind] = row.int("n") ?? 0 }
+        }
+        return counts
     }
 
     /// Marks a visible notice read (again is fine); false when the viewer may not see it.
@@ -105,14 +128,14 @@ struct NoticesRepository: Sendable {
         return try db.queryOne("SELECT 1 AS ok FROM notices n WHERE \(visible) AND n.id = ?2", viewer, id) != nil
     }
 
-    /// Marks every visible notice read; returns how many were not read before.
+    /// Marks every visible notice (of `kind` when given) read; returns how many were not read before.
     @discardableResult
-    static func markAllRead(viewer: Int64, at time: Timestamp, in db: Database) throws -> Int {
+    static func markAllRead(viewer: Int64, kind: Notice.Kind? = nil, at time: Timestamp, in db: Database) throws -> Int {
         try db.execute("""
             INSERT INTO notices_reads (notice_id, user_id, read_at)
-            SELECT n.id, ?1, ?2 FROM notices n WHERE \(visible) AND true
+            SELECT n.id, ?1, ?2 FROM notices n WHERE \(visible) AND (?3 IS NULL OR n.kind = ?3)
             ON CONFLICT (notice_id, user_id) DO NOTHING
-            """, viewer, time)
+            """, viewer, time, kind?.rawValue)
         return db.changes
     }
 
@@ -143,7 +166,7 @@ struct NoticesRepository: Sendable {
               let title = row.string("title"), let body = row.string("body"), let createdAt = row.timestamp("created_at") else { return nil }
         let draft = Notice.Draft(kind: kind, recipientID: row.int64("recipient_id"), title: title, body: body,
                                  pinned: row.bool("pinned") ?? false, authorID: row.int64("author_id"), createdAt: createdAt,
-                                 audienceBase: row.int64("audience_base"))
+                                 audienceBase: row.int64("audience_base"), facts: HolidayNoticeFacts(stored: row.string("facts")))
         return Notice(id: id, draft: draft, editedAt: row.timestamp("edited_at"), read: row.bool("is_read") ?? false,
                       readCount: row.int("read_count") ?? 0)
     }

@@ -24,20 +24,28 @@ struct NoticesRoutes: Sendable {
                 The first page (no before) holds every pinned notice (at most 200, newest first) followed by the \
                 newest `limit` others; `nextBefore` is then the id to pass as `before` for the next page of others, \
                 null when there is none. Pages after the first hold no pinned notices. A holiday notice is listed only \
-                for the person it concerns. Admins also get readCount and audienceCount on company notices.
+                for the person it concerns, worded in the reader's language. kind keeps company news (company) or \
+                personal updates (holiday) only; unreadCount and unreadByKind count every kind whatever the filter. \
+                Admins also get readCount and audienceCount on company notices.
                 """,
             tags: ["notices"],
             query: [QueryDoc("before", "the nextBefore of the previous page", schema: ["type": "integer"]),
-                    QueryDoc("limit", "how many notices besides the pinned ones, 1 to 200 (default 50)", schema: ["type": "integer"])],
+                    QueryDoc("limit", "how many notices besides the pinned ones, 1 to 200 (default 50)", schema: ["type": "integer"]),
+                    NoticesRoutes.kindDoc],
             responses: [ResponseDoc(status: 200, description: "The notices", schema: pageSchema),
-                        errorDoc(422, "validation_failed (before or limit)")] + NoticesRoutes.authErrors("account_inactive"),
+                        errorDoc(422, "validation_failed (before, limit or kind)")] + NoticesRoutes.authErrors("account_inactive"),
             authenticated: true)) { request, context in
             let me = try context.user()
             let (before, limit) = try NoticesRoutes.paging(request)
-            let page = try await board.page(viewer: me.id, before: before, limit: limit)
+            let kind = try NoticesRoutes.kind(request)
+            let page = try await board.page(viewer: me.id, before: before, limit: limit, kind: kind)
+            // The reader's language only matters for holiday notices worded from their facts.
+            let language = page.items.contains { $0.facts != nil } ? try await board.language(of: me.id) : nil
             return .json([
-                "items": .array(try await board.json(page.items, admin: me.isAdmin)),
+                "items": .array(try await board.json(page.items, admin: me.isAdmin, language: language)),
                 "unreadCount": .number(Double(page.unreadCount)),
+                "unreadByKind": .object([("company", .number(Double(page.unreadByKind[.company] ?? 0))),
+                                         ("holiday", .number(Double(page.unreadByKind[.holiday] ?? 0)))]),
                 "nextBefore": page.nextBefore.map { .number(Double($0)) } ?? .null,
             ] as JSONValue)
         }
@@ -48,7 +56,8 @@ struct NoticesRoutes: Sendable {
             authenticated: true)) { request, context in
             let me = try context.user()
             let notice = try await board.notice(try NoticesRoutes.id(request), viewer: me.id)
-            return .json(try await board.json([notice], admin: me.isAdmin)[0])
+            let language = notice.facts != nil ? try await board.language(of: me.id) : nil
+            return .json(try await board.json([notice], admin: me.isAdmin, language: language)[0])
         }
         user.post("/{id}/read", doc: RouteDoc(
             summary: "Mark a notice read (again is fine)", tags: ["notices"],
@@ -59,10 +68,13 @@ struct NoticesRoutes: Sendable {
             return .noContent()
         }
         user.post("/read-all", doc: RouteDoc(
-            summary: "Mark every notice I can see read", tags: ["notices"],
-            responses: [ResponseDoc(status: 204, description: "All read")] + NoticesRoutes.authErrors("csrf_failed or account_inactive"),
-            authenticated: true)) { _, context in
-            try await board.markAllRead(viewer: try context.user().id)
+            summary: "Mark every notice I can see (of one kind when given) read",
+            description: "Other tabs of the same person receive a notices.read event ({kind}) with the change.",
+            tags: ["notices"], query: [NoticesRoutes.kindDoc],
+            responses: [ResponseDoc(status: 204, description: "All read"), errorDoc(422, "validation_failed (kind)")]
+                + NoticesRoutes.authErrors("csrf_failed or account_inactive"),
+            authenticated: true)) { request, context in
+            try await board.markAllRead(viewer: try context.user().id, kind: try NoticesRoutes.kind(request))
             return .noContent()
         }
 
@@ -80,7 +92,8 @@ struct NoticesRoutes: Sendable {
             let text = NoticesRoutes.text("body", &body, required: true, NoticeRules.body)
             let pinned = body.bool("pinned")
             try body.check()
-            let notice = try await board.post(title: title ?? "", body: text ?? "", pinned: pinned ?? false, author: me.id)
+            let notice = try await board.post(title: title ?? "", body: text ?? "", pinned: pinned ?? false, author: me.id,
+                                              ip: request.clientAddress)
             logger.notice("notice posted", ["notice.id": String(notice.id), "user.id": String(me.id), "request.id": context.requestID])
             return .json(try await board.json([notice], admin: true)[0], status: 201)
         }
@@ -100,7 +113,7 @@ struct NoticesRoutes: Sendable {
             let text = NoticesRoutes.text("body", &body, required: false, NoticeRules.body)
             let pinned = body.bool("pinned")
             try body.check()
-            let notice = try await board.edit(id, title: title, body: text, pinned: pinned, viewer: me.id)
+            let notice = try await board.edit(id, title: title, body: text, pinned: pinned, viewer: me.id, ip: request.clientAddress)
             logger.notice("notice edited", ["notice.id": String(id), "user.id": String(me.id), "request.id": context.requestID])
             return .json(try await board.json([notice], admin: true)[0])
         }
@@ -111,7 +124,7 @@ struct NoticesRoutes: Sendable {
             authenticated: true)) { request, context in
             let me = try context.user()
             let id = try NoticesRoutes.id(request)
-            try await board.delete(id)
+            try await board.delete(id, by: NoticeBoard.Actor(userID: me.id, ip: request.clientAddress))
             logger.notice("notice deleted", ["notice.id": String(id), "user.id": String(me.id), "request.id": context.requestID])
             return .noContent()
         }
@@ -134,6 +147,16 @@ struct NoticesRoutes: Sendable {
     static func id(_ request: Request) throws -> Int64 {
         guard let id = Int64(request.parameters["id"] ?? ""), id > 0 else { throw APIError.notFound("no such notice") }
         return id
+    }
+
+    static let kindDoc = QueryDoc("kind", "company (company news) or holiday (personal updates); every kind when left out",
+                                  schema: ["type": "string", "enum": ["company", "holiday"]])
+
+    /// The `kind` filter; nil for every kind, 422 for an unknown one.
+    static func kind(_ request: Request) throws -> Notice.Kind? {
+        guard let raw = request.query["kind"], !raw.isEmpty else { return nil }
+        guard let kind = Notice.Kind(rawValue: raw) else { throw APIError.validationFailed(["kind": "must be company or holiday"]) }
+        return kind
     }
 
     /// `before` and `limit` (default 50, at most 200); 422 naming each bad one.
@@ -190,5 +213,7 @@ let noticeSchema = object([
 ], required: ["id", "kind", "title", "body", "pinned", "authorId", "createdAt", "editedAt", "read"])
 
 let pageSchema = object([
-    "items": ["type": "array", "items": noticeSchema], "unreadCount": integer, "nextBefore": ["type": "integer", "nullable": true],
-], required: ["items", "unreadCount", "nextBefore"])
+    "items": ["type": "array", "items": noticeSchema], "unreadCount": integer,
+    "unreadByKind": object(["company": integer, "holiday": integer], required: ["company", "holiday"]),
+    "nextBefore": ["type": "integer", "nullable": true],
+], required: ["items", "unreadCount", "unreadByKind", "nextBefore"])

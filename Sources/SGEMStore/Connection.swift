@@ -4,7 +4,7 @@ import SGEMSupport
 
 /// One SQLite connection with its statement cache. Opened by `Store.init`, then handed to exactly
 /// one dedicated thread that uses and closes it (it is opened NOMUTEX: never shared).
-final class Connection {
+final class Connection: StoreConnection {
     enum Role { case writer, reader }
 
     private(set) var handle: OpaquePointer?
@@ -153,6 +153,26 @@ final class Connection {
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    func lastInsertedID() throws -> Int64 { sqlite3_last_insert_rowid(handle) }
+
+    var dialect: SQLDialect { .sqlite }
+
+    var isUsable: Bool { handle != nil }
+
+    /// The writer's batch: `BEGIN IMMEDIATE` takes the write lock now, not at the first write.
+    func beginWriteBatch() throws { try execute("BEGIN IMMEDIATE") }
+
+    /// A snapshot: the first read of a deferred transaction pins the WAL's state.
+    func beginRead() throws { try execute("BEGIN DEFERRED") }
+
+    /// Deferred foreign-key violations pending after a job would fail the batch's COMMIT.
+    func checkJobConstraints() throws {
+        if hasDeferredForeignKeyViolations {
+            throw StoreError(code: .sqlite, message: "FOREIGN KEY constraint failed (deferred)",
+                             sqliteCode: SQLITE_CONSTRAINT_FOREIGNKEY_CODE)
+        }
+    }
+
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// True when deferred foreign-key violations are pending (the COMMIT would fail).
@@ -216,7 +236,7 @@ final class Connection {
     }
 
     /// Runs `sql` with `bindings` through the statement cache, ignoring any rows.
-    func execute(_ sql: String, _ bindings: [SQLValue] = []) throws {
+    func execute(_ sql: String, _ bindings: [SQLValue]) throws {
         let statement = try cachedStatement(sql)
         defer { statement.reset() }
         try statement.bind(bindings)

@@ -1,8 +1,22 @@
 /// One schema change, identified as `<module>.<NNN_name>` (for example `holidays.001_create_requests`).
+///
+/// A migration has a form per backend under one id. SQLite replays its history (table rebuilds
+/// and all); PostgreSQL starts each module from a baseline equal to the final schema of the
+/// release that added PostgreSQL, so its later forms of older ids are empty. A migration without
+/// a PostgreSQL form cannot run there (the store says which).
 public struct Migration: Sendable {
     /// `<module>.<NNN_name>`, recorded in `sgem_migrations` once applied.
     public let id: String
-    let apply: @Sendable (Database) throws -> Void
+    let sqlite: @Sendable (Database) throws -> Void
+    let postgresql: (@Sendable (Database) throws -> Void)?
+
+    /// The form for `dialect`, or nil when there is none for it.
+    func body(for dialect: SQLDialect) -> (@Sendable (Database) throws -> Void)? {
+        dialect == .postgresql ? postgresql : sqlite
+    }
+
+    /// True when the migration can run on PostgreSQL.
+    public var hasPostgreSQLForm: Bool { postgresql != nil }
 
     /// True when `id` has the shape `^[a-z][a-z0-9_]*\.[0-9]{3}_[a-z0-9_]+$`.
     public static func isValidID(_ id: String) -> Bool {
@@ -29,15 +43,36 @@ public struct MigrationList: Sendable {
     /// An empty list.
     public init() {}
 
-    /// Appends a migration made of SQL statements.
+    /// Appends a migration made of SQL statements, for SQLite only.
     public mutating func add(_ id: String, sql: String) {
-        migrations.append(Migration(id: id, apply: { try $0.executeScript(sql) }))
+        migrations.append(Migration(id: id, sqlite: { try $0.executeScript(sql) }, postgresql: nil))
     }
 
-    /// Appends a migration written in Swift (data fix-ups, conditional changes).
+    /// Appends a migration written in Swift (data fix-ups, conditional changes), for SQLite only.
     public mutating func add(_ id: String, _ body: @escaping @Sendable (Database) throws -> Void) {
-        migrations.append(Migration(id: id, apply: body))
+        migrations.append(Migration(id: id, sqlite: body, postgresql: nil))
     }
+
+    /// Appends a migration with a script for each backend; an empty PostgreSQL script records the
+    /// id and changes nothing (the module's PostgreSQL baseline already has what it adds).
+    public mutating func add(_ id: String, sqlite: String, postgresql: String) {
+        migrations.append(Migration(id: id, sqlite: { try $0.executeScript(sqlite) },
+                                    postgresql: { db in if !postgresql.isEmpty { try db.executeScript(postgresql) } }))
+    }
+
+    /// Appends a migration written in Swift for SQLite with a script for PostgreSQL (empty: nothing to do there).
+    public mutating func add(_ id: String, sqlite: @escaping @Sendable (Database) throws -> Void, postgresql: String) {
+        migrations.append(Migration(id: id, sqlite: sqlite,
+                                    postgresql: { db in if !postgresql.isEmpty { try db.executeScript(postgresql) } }))
+    }
+
+    /// Appends a migration written in Swift with statements both backends run alike.
+    public mutating func add(portable id: String, _ body: @escaping @Sendable (Database) throws -> Void) {
+        migrations.append(Migration(id: id, sqlite: body, postgresql: body))
+    }
+
+    /// The migrations that have no PostgreSQL form yet.
+    public var withoutPostgreSQLForm: [String] { migrations.filter { !$0.hasPostgreSQLForm }.map(\.id) }
 
     /// The ids, in order.
     public var ids: [String] { migrations.map(\.id) }

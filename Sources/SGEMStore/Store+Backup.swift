@@ -20,7 +20,7 @@ extension Store {
             }
             // SQLite keeps the mode of a file that exists (and gives its journal the same one).
             try FileOps.createPrivate(temporary, code: .backup)
-            let source = db.connection
+            let source = try db.sqliteConnection(for: "backup")
             // Holding a read transaction pins one WAL snapshot for every step, so concurrent
             // commits neither block the copy nor make it restart.
             try source.execute("BEGIN DEFERRED")

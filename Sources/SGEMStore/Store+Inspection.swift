@@ -65,6 +65,7 @@ extension Store {
     /// empty when the database passes. Damage bad enough to stop the check is itself reported.
     public func quickCheck() async throws -> [String] {
         try await onReader { db in
+            _ = try db.sqliteConnection(for: "quick_check")
             do {
                 return try db.query("PRAGMA quick_check").compactMap { row -> String? in
                     if case .text(let line) = row[0], line != "ok" { return line }
@@ -79,7 +80,12 @@ extension Store {
     /// True when the open database is sgem's: it carries sgem's `application_id` or records
     /// migrations in `sgem_migrations` (databases from before the id was set).
     public func isSgemDatabase() async throws -> Bool {
-        try await onReader { db in
+        if location.isPostgreSQL {
+            return try await onReader { db in
+                try db.scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'sgem_migrations'") == .integer(1)
+            }
+        }
+        return try await onReader { db in
             let applicationID = try db.scalar("PRAGMA application_id")
             if applicationID == .integer(Int64(Store.applicationID)) { return true }
             let marker = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sgem_migrations'")

@@ -1,31 +1,50 @@
 import SGEMSupport
 import Synchronization
 
-/// The SQLite database of the server: one writer thread that group-commits queued writes, and a
-/// small pool of reader threads. Callers await their work; no SQLite call runs on Swift's pool.
+/// The server's database — an SQLite file (the default) or PostgreSQL — behind one interface:
+/// one writer thread that group-commits queued writes, and a small pool of reader threads, each
+/// with its own connection. Callers await their work; no database call runs on Swift's pool.
 public final class Store: Sendable {
-    /// The database file.
+    /// The database file, or the PostgreSQL URL with its password masked.
     public let path: String
+    /// Where the data is.
+    public let location: StoreLocation
     let configuration: StoreConfiguration
     let logger: Logger
     let writes = JobQueue<WriteJob>()
     let reads = JobQueue<ReadJob>()
     let metrics: StoreMetrics
 
-    /// Opens the database at `path` — its directory must exist — and starts the writer and reader
-    /// threads. A missing file is created unless `configuration.createIfMissing` is false
-    /// (`.missingDatabase`); a file that is not SQLite fails with `.notADatabase`.
-    public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
-        self.path = path
+    /// Opens the SQLite database at `path` (see `init(location:)`).
+    public convenience init(path: String, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
+        try self.init(location: .sqlite(path: path), configuration: configuration, logger: logger, metrics: metrics)
+    }
+
+    /// Opens the database and starts the writer and reader threads. SQLite: the file's directory
+    /// must exist; a missing file is created unless `configuration.createIfMissing` is false
+    /// (`.missingDatabase`); a file that is not SQLite fails with `.notADatabase`. PostgreSQL:
+    /// the database must exist and accept the URL's role (`.connectionFailed` otherwise).
+    public init(location: StoreLocation, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
+        self.location = location
+        self.path = location.description
         self.configuration = configuration
         self.logger = logger
         self.metrics = StoreMetrics(registry: metrics)
 
-        // The writer opens first: it creates the file and switches it to WAL, which readers need.
-        let writer = try Connection(path: path, role: .writer, configuration: configuration)
-        var readers: [Connection] = []
-        for _ in 0..<max(1, configuration.readers) {
-            readers.append(try Connection(path: path, role: .reader, configuration: configuration))
+        let writer: any StoreConnection
+        var readers: [any StoreConnection] = []
+        switch location {
+        case .sqlite(let path):
+            // The writer opens first: it creates the file and switches it to WAL, which readers need.
+            writer = try Connection(path: path, role: .writer, configuration: configuration)
+            for _ in 0..<max(1, configuration.readers) {
+                readers.append(try Connection(path: path, role: .reader, configuration: configuration))
+            }
+        case .postgresql(let url):
+            writer = try PostgresStoreConnection(url: url, configuration: configuration)
+            for _ in 0..<max(1, configuration.readers) {
+                readers.append(try PostgresStoreConnection(url: url, configuration: configuration))
+            }
         }
 
         let writes = self.writes
@@ -53,7 +72,7 @@ public final class Store: Sendable {
             reads.stop()
             throw StoreError(code: .system, message: "\(error)", cause: error)
         }
-        logger.info("store opened", ["store.path": path, "store.readers": String(readers.count), "store.max_batch": String(configuration.maxBatch)])
+        logger.info("store opened", ["store.path": path, "store.backend": location.isPostgreSQL ? "postgresql" : "sqlite", "store.readers": String(readers.count), "store.max_batch": String(configuration.maxBatch)])
     }
 
     deinit {
@@ -86,7 +105,7 @@ public final class Store: Sendable {
     /// committed data, concurrent with the writer. Writing from here fails (read-only connection).
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await onReader { db in
-            try db.connection.execute("BEGIN DEFERRED")
+            try db.connection.beginRead()
             do {
                 let value = try body(db)
                 try db.connection.execute("COMMIT")

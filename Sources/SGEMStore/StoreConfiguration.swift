@@ -8,6 +8,9 @@ public struct StoreConfiguration: Sendable {
     public var maxBatch = 256
     /// Prepared statements kept per connection (least recently used go first); 0 disables the cache.
     public var statementCacheSize = 64
+    /// PostgreSQL: the server ends a session left idle inside a transaction this long, releasing
+    /// its locks (so a hung process cannot hold the writer's lock).
+    public var idleInTransactionTimeoutMilliseconds = 60_000
     /// Whether opening creates a missing database file; false opens an existing one only
     /// (admin verbs, start-up checks) and fails with `.missingDatabase` otherwise.
     public var createIfMissing = true

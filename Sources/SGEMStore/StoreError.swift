@@ -36,6 +36,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let foreignDatabase = Code("foreign_database")
         /// A migration id is malformed or duplicated.
         public static let invalidMigrationID = Code("invalid_migration_id")
+        /// The operation exists for another backend only (an SQLite file backup on PostgreSQL).
+        public static let unsupported = Code("unsupported")
+        /// The database records migrations this binary does not know: a newer release wrote it.
+        public static let schemaTooNew = Code("schema_too_new")
         /// PostgreSQL reported an error; `sqlState` holds its SQLSTATE.
         public static let postgres = Code("postgres")
         /// A connection to the database server could not be made (refused, bad URL, authentication).

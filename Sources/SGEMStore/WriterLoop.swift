@@ -1,9 +1,9 @@
 import SGEMSupport
 
 /// The writer thread's loop: takes every queued write (up to `maxBatch`), runs them in one
-/// `BEGIN IMMEDIATE` transaction with a savepoint each, commits, and only then resumes callers.
+/// writer transaction (`beginWriteBatch`) with a savepoint each, commits, and only then resumes callers.
 struct WriterLoop {
-    let connection: Connection
+    let connection: any StoreConnection
     let queue: JobQueue<WriteJob>
     /// The readers' queue: the writer closes last, so that its close checkpoints and removes the WAL.
     let readers: JobQueue<ReadJob>
@@ -15,7 +15,8 @@ struct WriterLoop {
                                  background: Bool)
 
     private enum Outcome {
-        case done(@Sendable () -> Void)
+        /// The caller's resumption, and what the job asked to run after the commit.
+        case done(@Sendable () -> Void, [@Sendable () -> Void])
         case failed(any Error)
     }
 
@@ -49,7 +50,7 @@ struct WriterLoop {
 
     private func commit(_ batch: [Batched], db: Database) {
         do {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.beginWriteBatch()
         } catch {
             failAll(batch, error, reason: "begin failed")
             return
@@ -64,22 +65,28 @@ struct WriterLoop {
                 return
             }
             do {
-                let resume = try connection.runGuarded { try job.perform(db) }
+                db.beginCollectingAfterCommit()
+                let resume: @Sendable () -> Void
+                do {
+                    resume = try connection.runGuarded { try job.perform(db) }
+                } catch {
+                    _ = db.endCollectingAfterCommit()
+                    throw error
+                }
+                let actions = db.endCollectingAfterCommit()
                 guard connection.isInTransaction else {
-                    // Only SQLite itself can end the transaction under a guarded body; treat it as lost.
+                    // Only the backend itself can end the transaction under a guarded body (an I/O
+                // error, a lost connection); treat it as lost.
                     throw StoreError(code: .transactionControl, message: "the write ended the batch transaction; its work was rolled back")
                 }
-                if connection.hasDeferredForeignKeyViolations {
-                    // The COMMIT would fail for the whole batch; this job alone is at fault.
-                    throw StoreError(code: .sqlite, message: "FOREIGN KEY constraint failed (deferred)",
-                                     sqliteCode: SQLITE_CONSTRAINT_FOREIGNKEY_CODE)
-                }
+                // A violation the COMMIT would find fails the whole batch; this job alone is at fault.
+                try connection.checkJobConstraints()
                 try connection.execute("RELEASE sgem_job")
-                outcomes.append(.done(resume))
+                outcomes.append(.done(resume, actions))
             } catch let jobError {
                 guard connection.isInTransaction else {
-                    // SQLite rolled the whole transaction back (I/O error, disk full…): the jobs
-                    // before this one lost their work too.
+                    // The backend rolled the whole transaction back (I/O error, disk full, lost
+                    // connection): the jobs before this one lost their work too.
                     abort(batch, outcomes: outcomes, culprit: jobError, error: jobError)
                     return
                 }
@@ -110,7 +117,8 @@ struct WriterLoop {
         // Durable now (synchronous=FULL): callers may learn their outcome.
         for (job, outcome) in zip(batch, outcomes) {
             switch outcome {
-            case .done(let resume):
+            case .done(let resume, let actions):
+                for action in actions { action() }
                 resume()
             case .failed(let error):
                 metrics.writeErrors.increment()

@@ -7,7 +7,9 @@ struct JournalRepository: Sendable {
     static func registerMigrations(_ migrations: inout MigrationList) {
         // AUTOINCREMENT: an id is never handed out twice, even after retention deletes the newest
         // rows' predecessors or all of them, so a client's `since` cursor stays meaningful.
-        migrations.add("system.004_events", sql: """
+        // PostgreSQL's baseline is the final table (ids from an identity column, never handed out
+        // twice either); its forms of 005 and 006 are empty.
+        migrations.add("system.004_events", sqlite: """
             CREATE TABLE system_events (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 type TEXT NOT NULL,
@@ -20,12 +22,28 @@ struct JournalRepository: Sendable {
                 CHECK ((audience_kind = 'users') = (audience_users IS NOT NULL))
             );
             CREATE INDEX system_events_created ON system_events (created_at);
+            """, postgresql: """
+            CREATE TABLE system_events (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                type TEXT NOT NULL,
+                audience_kind TEXT NOT NULL
+                    CHECK (audience_kind IN ('everyone', 'user', 'admins', 'chat', 'users', 'chat_users', 'user_admins', 'hubs')),
+                audience_id BIGINT,
+                audience_users TEXT,
+                data TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                subject TEXT,
+                CHECK ((audience_kind IN ('user', 'chat', 'chat_users', 'user_admins')) = (audience_id IS NOT NULL)),
+                CHECK ((audience_kind IN ('users', 'chat_users')) = (audience_users IS NOT NULL))
+            );
+            CREATE INDEX system_events_created ON system_events (created_at);
+            CREATE INDEX system_events_subject ON system_events (subject) WHERE subject IS NOT NULL;
             """)
         // Two audiences judged at delivery: `chat_users` (these users while members of the chat)
         // and `user_admins` (one user and the admins of the moment). SQLite cannot change a CHECK
         // in place, so the table is rebuilt; the AUTOINCREMENT counter moves with it, so ids
         // never go back even when retention had emptied the table.
-        migrations.add("system.005_event_audiences", sql: """
+        migrations.add("system.005_event_audiences", sqlite: """
             CREATE TABLE system_events_new (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 type TEXT NOT NULL,
@@ -45,13 +63,13 @@ struct JournalRepository: Sendable {
             DROP TABLE system_events;
             ALTER TABLE system_events_new RENAME TO system_events;
             CREATE INDEX system_events_created ON system_events (created_at);
-            """)
+            """, postgresql: "")
         // `subject` (`message:42`), indexed, so an edit or deletion finds and rewrites the earlier
         // events about it; `hubs`, the audience of control events no client receives. A rebuild
         // again (a CHECK changes); events recorded before get their subject from their data, and
         // a message's events older than its last edit or deletion take that change's data, as
         // the rewrite would have done (notices recorded no deletion to go by).
-        migrations.add("system.006_event_subjects", sql: """
+        migrations.add("system.006_event_subjects", sqlite: """
             CREATE TABLE system_events_new (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 type TEXT NOT NULL,
@@ -83,6 +101,17 @@ struct JournalRepository: Sendable {
             WHERE e.subject LIKE 'message:%' AND EXISTS (
                 SELECT 1 FROM system_events c WHERE c.subject = e.subject AND c.audience_kind = 'chat'
                     AND c.type IN ('message.updated', 'message.deleted') AND c.id > e.id);
+            """, postgresql: "")
+        // The newest id retention has removed, kept in the deleting transaction: with the newest
+        // id kept, it says where the journal ends even when retention emptied it, on both backends
+        // (SQLite's own counter is not PostgreSQL's, and a sequence there runs ahead of commits).
+        migrations.add("system.007_events_removed", sqlite: """
+            CREATE TABLE system_events_removed (id INTEGER PRIMARY KEY CHECK (id = 1), removed_through INTEGER NOT NULL);
+            INSERT INTO system_events_removed (id, removed_through)
+                VALUES (1, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'system_events'), 0));
+            """, postgresql: """
+            CREATE TABLE system_events_removed (id INTEGER PRIMARY KEY CHECK (id = 1), removed_through BIGINT NOT NULL);
+            INSERT INTO system_events_removed (id, removed_through) VALUES (1, 0);
             """)
     }
 
@@ -115,26 +144,28 @@ struct JournalRepository: Sendable {
     /// Of the next `limit` events after `after`, those of `types`, and the last id looked at.
     static func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>,
                        in db: Database) throws -> ([Row], Int64) {
-        guard let end = try db.queryOne("""
-            SELECT MAX(id) AS id FROM (SELECT id FROM system_events WHERE id > ? ORDER BY id LIMIT ?)
-            """, after, limit)?.int64("id") else { return ([], after) }
+        guard let end = try db.fetchOne("""
+            SELECT MAX(id) AS id FROM (SELECT id FROM system_events WHERE id > \(after) ORDER BY id LIMIT \(limit)) AS page
+            """)?.int64("id") else { return ([], after) }
         guard !types.isEmpty, !audiences.isEmpty else { return ([], end) }
-        let sorted = types.sorted()
-        let kinds = audiences.map(JournalRepository.kindName).sorted()
-        func marks(_ n: Int) -> String { Array(repeating: "?", count: n).joined(separator: ", ") }
-        let rows = try db.query("""
+        let rows = try db.fetchAll("""
             SELECT id, type, audience_kind, audience_id, audience_users, data, created_at, subject FROM system_events
-            WHERE id > ? AND id <= ? AND type IN (\(marks(sorted.count))) AND audience_kind IN (\(marks(kinds.count))) ORDER BY id
-            """, bindings: [after, end] + sorted + kinds)
+            WHERE id > \(after) AND id <= \(end) AND type IN \(list: types.sorted())
+                AND audience_kind IN \(list: audiences.map(JournalRepository.kindName).sorted()) ORDER BY id
+            """)
         // Rows, not events: the caller decodes them on its own thread, off the store's.
         return (rows, end)
     }
 
-    /// The newest id ever handed out (sqlite_sequence survives deletes), 0 before the first event.
+    /// The newest id handed out to an event that committed: the newest kept, or the newest that
+    /// retention removed; 0 before the first event.
     static func lastID(in db: Database) throws -> Int64 {
-        let handedOut = try db.queryOne("SELECT seq FROM sqlite_sequence WHERE name = 'system_events'")?.int64("seq") ?? 0
-        let stored = try db.queryOne("SELECT MAX(id) AS id FROM system_events")?.int64("id") ?? 0
-        return max(handedOut, stored)
+        let kept = try db.queryOne("SELECT MAX(id) AS id FROM system_events")?.int64("id") ?? 0
+        return max(kept, try removedThrough(in: db))
+    }
+
+    private static func removedThrough(in db: Database) throws -> Int64 {
+        try db.queryOne("SELECT removed_through FROM system_events_removed WHERE id = 1")?.int64("removed_through") ?? 0
     }
 
     /// The newest id retention removed: the one before the oldest kept, or every id handed out
@@ -146,15 +177,18 @@ struct JournalRepository: Sendable {
 
     /// Removes at most `limit` of the oldest events, and only a prefix of the ids: every id up
     /// to the newest recorded before `time`, so `horizon` stays exact even when clocks of
-    /// several writers disagree a little. Returns how many went.
+    /// several writers disagree a little. Records the newest id removed. Returns how many went.
     static func removeEvents(recordedBefore time: Timestamp, limit: Int, in db: Database) throws -> Int {
         guard let newest = try db.queryOne("SELECT MAX(id) AS id FROM system_events WHERE created_at < ?", time)?.int64("id") else {
             return 0
         }
-        try db.execute("""
-            DELETE FROM system_events WHERE id IN (SELECT id FROM system_events WHERE id <= ? ORDER BY id LIMIT ?)
-            """, newest, limit)
-        return db.changes
+        let removed = try db.query("""
+            DELETE FROM system_events WHERE id IN (SELECT id FROM system_events WHERE id <= ? ORDER BY id LIMIT ?) RETURNING id
+            """, newest, limit).compactMap { $0.int64(at: 0) }
+        if let through = removed.max() {
+            try db.execute("UPDATE system_events_removed SET removed_through = ? WHERE id = 1 AND removed_through < ?", through, through)
+        }
+        return removed.count
     }
 
     /// An audience kind's stored name.

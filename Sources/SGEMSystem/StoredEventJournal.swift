@@ -16,7 +16,12 @@ final class StoredEventJournal: EventJournal {
     init(store: @escaping @Sendable () async throws -> Store) { self.store = store }
 
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64 {
-        try JournalRepository.insert(event, at: .now(), in: db)
+        let id = try JournalRepository.insert(event, at: .now(), in: db)
+        // The tail wakes once the event is durable (never for one rolled back); several events of
+        // one batch come to one wake-up, the signal coalesces them.
+        let signal = self.signal
+        db.afterCommit { signal.fire() }
+        return id
     }
 
     func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int {

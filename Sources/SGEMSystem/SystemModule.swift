@@ -26,7 +26,8 @@ public struct SystemModule: Module {
     public var settings: [Setting] { [SystemModule.metricsToken, OutboundSettings.caFile, OutboundSettings.allow] }
 
     public func registerMigrations(_ migrations: inout MigrationList) {
-        migrations.add("system.001_instance", sql: """
+        // PostgreSQL starts from the final schema (created_at in epoch milliseconds at once).
+        migrations.add("system.001_instance", sqlite: """
             CREATE TABLE system_instance (
                 id INTEGER PRIMARY KEY CHECK (id = 1),
                 instance_id TEXT NOT NULL,
@@ -34,6 +35,14 @@ public struct SystemModule: Module {
             );
             INSERT INTO system_instance (id, instance_id, created_at)
                 VALUES (1, lower(hex(randomblob(8))), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));
+            """, postgresql: """
+            CREATE TABLE system_instance (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                instance_id TEXT NOT NULL,
+                created_at BIGINT
+            );
+            INSERT INTO system_instance (id, instance_id, created_at)
+                VALUES (1, substr(replace(gen_random_uuid()::text, '-', ''), 1, 16), (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
             """)
         SystemRepository.registerMigrations(&migrations)
         JournalRepository.registerMigrations(&migrations)

@@ -7,20 +7,27 @@ struct SystemRepository: Sendable {
     let store: Store
 
     static func registerMigrations(_ migrations: inout MigrationList) {
-        migrations.add("system.002_runtime_settings", sql: """
+        migrations.add("system.002_runtime_settings", sqlite: """
             CREATE TABLE system_runtime_settings (
                 key TEXT PRIMARY KEY,
                 value TEXT NOT NULL,
                 updated_at INTEGER NOT NULL
             );
+            """, postgresql: """
+            CREATE TABLE system_runtime_settings (
+                key TEXT PRIMARY KEY,
+                value TEXT NOT NULL,
+                updated_at BIGINT NOT NULL
+            );
             """)
-        // One timestamp form across tables: INTEGER milliseconds since the epoch.
-        migrations.add("system.003_instance_created_ms", sql: """
+        // One timestamp form across tables: INTEGER milliseconds since the epoch (PostgreSQL's
+        // baseline has it already).
+        migrations.add("system.003_instance_created_ms", sqlite: """
             ALTER TABLE system_instance ADD COLUMN created_ms INTEGER;
             UPDATE system_instance SET created_ms = CAST(strftime('%s', created_at) AS INTEGER) * 1000;
             ALTER TABLE system_instance DROP COLUMN created_at;
             ALTER TABLE system_instance RENAME COLUMN created_ms TO created_at;
-            """)
+            """, postgresql: "")
     }
 
     /// The instance id and creation time; nil before the first migration.
@@ -56,9 +63,9 @@ struct SystemRepository: Sendable {
     /// Replaces stored values without leaving the old bytes in the page's free space: what is
     /// replaced here may be a secret kept in clear by an older release.
     static func overwriteRuntimeValues(_ values: [(key: String, value: String)], in db: Database) throws {
-        try db.execute("PRAGMA secure_delete = ON")
-        defer { try? db.execute("PRAGMA secure_delete = OFF") }
-        for (key, value) in values { try setRuntimeValue(key, value, in: db) }
+        try db.overwritingSecurely {
+            for (key, value) in values { try setRuntimeValue(key, value, in: db) }
+        }
     }
 
     static func setRuntimeValue(_ key: String, _ value: String?, in db: Database) throws {

@@ -198,6 +198,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
         guard event.type == "message.created" || event.type == "message.updated", case let .chat(chatID) = event.audience,
               let message = event.data["message"], let id = message["id"]?.numberValue,
               readers.withLock({ $0[chatID]?.isEmpty == false }) else { return nil }
+        // A system line (who came and went) has no text: the console says it in the reader's words.
+        if message["kind"] == .string("system") { return nil }
         // The event carries the message as it was stored: no need to read it again.
         let readable = ReadableMessage(id: Int64(id), chatID: chatID, senderID: Int64(message["senderId"]?.numberValue ?? 0),
                                        body: message["deleted"] == .bool(true) ? nil : message["body"]?.stringValue, json: message)

@@ -22,6 +22,8 @@ public struct TranslationModule: Module {
 
     public init() {}
 
+    public var auditEvents: [String] { ["translation.settings"] }
+
     public var settings: [Setting] { [TranslationModule.cacheMegabytes, TranslationModule.perMinute] }
 
     public var runtimeSettings: [RuntimeSetting] {

@@ -15,7 +15,7 @@ enum TranslationRepository {
         // and text), one row per text, so a text known to be in a language is never sent to be
         // translated into it. Keys are the 32 digest bytes: every message translated into five
         // languages writes five cache rows and one source row, so their size is the cache's cost.
-        migrations.add("translation.001_cache", sql: """
+        migrations.add("translation.001_cache", sqlite: """
             CREATE TABLE translation_cache (
                 key BLOB PRIMARY KEY,
                 target TEXT NOT NULL,
@@ -35,6 +35,28 @@ enum TranslationRepository {
                 user_id INTEGER NOT NULL,
                 target TEXT NOT NULL,
                 created_at INTEGER NOT NULL,
+                PRIMARY KEY (chat_id, user_id)
+            );
+            """, postgresql: """
+            CREATE TABLE translation_cache (
+                key BYTEA PRIMARY KEY,
+                target TEXT NOT NULL,
+                source TEXT NOT NULL,
+                translated TEXT NOT NULL,
+                bytes BIGINT NOT NULL,
+                used_at BIGINT NOT NULL
+            );
+            CREATE INDEX translation_cache_used ON translation_cache (used_at);
+            CREATE TABLE translation_sources (
+                text_key BYTEA PRIMARY KEY,
+                source TEXT NOT NULL,
+                used_at BIGINT NOT NULL
+            );
+            CREATE TABLE translation_chat_readers (
+                chat_id BIGINT NOT NULL,
+                user_id BIGINT NOT NULL,
+                target TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
                 PRIMARY KEY (chat_id, user_id)
             );
             """)
@@ -57,9 +79,11 @@ enum TranslationRepository {
     /// The entries of `keys` that are cached, in one statement per 500 keys.
     static func cached(_ keys: [CacheKey], in db: Database) throws -> [CacheKey: Entry] {
         var out: [CacheKey: Entry] = [:]
-        for row in try rows("SELECT key, source, translated FROM translation_cache WHERE key IN", keys, in: db) {
-            guard let key = row.blob("key"), let source = row.string(at: 1), let translated = row.string(at: 2) else { continue }
-            out[key] = Entry(source: source, translated: translated)
+        for chunk in chunks(keys) {
+            for row in try db.fetchAll("SELECT key, source, translated FROM translation_cache WHERE key IN \(list: chunk)") {
+                guard let key = row.blob("key"), let source = row.string(at: 1), let translated = row.string(at: 2) else { continue }
+                out[key] = Entry(source: source, translated: translated)
+            }
         }
         return out
     }
@@ -72,22 +96,18 @@ enum TranslationRepository {
     /// The detected language of each of `textKeys` that some call detected.
     static func knownSources(_ textKeys: [CacheKey], in db: Database) throws -> [CacheKey: String] {
         var out: [CacheKey: String] = [:]
-        for row in try rows("SELECT text_key, source FROM translation_sources WHERE text_key IN", textKeys, in: db) {
-            guard let key = row.blob("text_key"), let source = row.string(at: 1) else { continue }
-            out[key] = source
+        for chunk in chunks(textKeys) {
+            for row in try db.fetchAll("SELECT text_key, source FROM translation_sources WHERE text_key IN \(list: chunk)") {
+                guard let key = row.blob("text_key"), let source = row.string(at: 1) else { continue }
+                out[key] = source
+            }
         }
         return out
     }
 
-    /// `select (?, ?, …)` over `keys`, 500 at a time (SQLite's bound-parameter limit).
-    private static func rows(_ select: String, _ keys: [CacheKey], in db: Database) throws -> [Row] {
-        var out: [Row] = []
-        for start in stride(from: 0, to: keys.count, by: 500) {
-            let chunk = Array(keys[start..<min(start + 500, keys.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            out += try db.query("\(select) (\(marks))", bindings: chunk)
-        }
-        return out
+    /// `keys` 500 at a time: statements stay small whatever a page of history asks.
+    private static func chunks(_ keys: [CacheKey]) -> [[CacheKey]] {
+        stride(from: 0, to: keys.count, by: 500).map { Array(keys[$0..<min($0 + 500, keys.count)]) }
     }
 
     /// Stores a translation; with `textKey`, also the language detected for its text.

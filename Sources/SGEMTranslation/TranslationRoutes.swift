@@ -30,7 +30,8 @@ struct TranslationRoutes: Sendable {
                 """,
             tags: ["translation"], requestSchema: S.object(["target": TranslationRoutes.languageSchema]),
             responses: [ResponseDoc(status: 200, description: "The translation", schema: TranslationRoutes.messageSchema),
-                        S.error(404, "not_found (no such message in my chats)"), S.error(409, "message_deleted")]
+                        S.error(404, "not_found (no such message in my chats)"),
+                        S.error(409, "message_deleted, or system_message (a line saying who came and went)")]
                 + TranslationRoutes.failures,
             authenticated: true)) { request, context in
             let me = try context.user()
@@ -39,6 +40,9 @@ struct TranslationRoutes: Sendable {
             let asked = TranslationRoutes.language("target", &body)
             try body?.check()
             guard let message = try await peers.messages.message(id, readableBy: me.id) else { throw APIError.notFound("no such message") }
+            if message.json["kind"]?.stringValue == "system" {
+                throw APIError.conflict("system_message", "a line saying who came and went has nothing to translate")
+            }
             guard let text = message.body else { throw APIError.conflict("message_deleted", "a deleted message has nothing to translate") }
             let target = try await TranslationRoutes.target(asked, for: me.id, peers: peers)
             try limiter.admit(me.id)

@@ -361,7 +361,7 @@ extension ModuleServer {
         var all = MigrationList()
         AccountsRepository.registerMigrations(&all)
         #expect(try await store.migrate(all) == ["accounts.002_integer_timestamps", "accounts.003_folded_search_keys",
-                                                "accounts.004_first_password_and_language"])
+                                                "accounts.004_first_password_and_language", "accounts.005_invites"])
         // Accounts from before keep their password and their language as their own.
         let kept = try await store.read { db in try db.queryOne("SELECT must_change_password, language_chosen FROM accounts_users WHERE id = 1") }
         #expect(kept?["must_change_password"] == .integer(0))

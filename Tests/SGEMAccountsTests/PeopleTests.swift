@@ -287,7 +287,8 @@ import Testing
         }
         var all = MigrationList()
         AccountsRepository.registerMigrations(&all)
-        #expect(try await store.migrate(all) == ["accounts.003_folded_search_keys", "accounts.004_first_password_and_language"])
+        #expect(try await store.migrate(all) == ["accounts.003_folded_search_keys", "accounts.004_first_password_and_language",
+                                                "accounts.005_invites"])
         let (rows, words) = try await store.read { db in
             (try db.query("SELECT name_key FROM accounts_users ORDER BY id"),
              try db.query("SELECT word FROM accounts_user_words WHERE user_id = 1 ORDER BY word"))

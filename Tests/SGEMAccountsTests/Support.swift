@@ -92,7 +92,8 @@ final class ModuleServer: Sendable {
     var port: Int { server.port }
 
     /// - Parameter logN: the scrypt cost of new hashes (the seeded admin keeps the cheap test cost).
-    init(throttle: ThrottlePolicy, logN: Int = 10) async throws {
+    /// - Parameter clock: the wall clock the accounts module reads (invitations expire by it).
+    init(throttle: ThrottlePolicy, logN: Int = 10, clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) async throws {
         dir = TempDir()
         try await createDatabase(dir)
         let (code, io) = await admin(dir, ["create-user", "--username", "boss", "--email", "boss@example.com", "--role", "admin",
@@ -101,7 +102,7 @@ final class ModuleServer: Sendable {
         var settings = testSettings(dir)
         settings["password-hash-log-n"] = String(logN)
         let configuration = Configuration(overrides: settings)
-        modules = [CompanyModule(), AccountsModule(throttle: throttle)]
+        modules = [CompanyModule(), AccountsModule(throttle: throttle, clock: clock)]
         var migrations = MigrationList()
         for m in modules { m.registerMigrations(&migrations) }
         store = try Store(path: configuration.databasePath, logger: Logger(label: "store"))

@@ -127,6 +127,23 @@ import SGEMSupport
         #expect(untouched == 0, "the foreign database is left as it was")
     }
 
+    @Test func aDatabaseFromANewerReleaseIsRefusedWithOneLineAndLeftAsItWas() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let data = ["--data-dir", dir.path]
+        #expect(try runBinary(["migrate"] + data).code == 0)
+        let file = dir.path + "/sgem.db"
+        _ = try runShell("sqlite3 '\(file)' \"INSERT INTO sgem_migrations (id, applied_at) VALUES ('zeta.001_from_the_future', 0)\"")
+        for words in [["serve", "--port", "0"], ["migrate"], ["admin", "list-users"]] {
+            let r = try runBinary(words + data)
+            #expect(r.code == 1, "\(words)")
+            let lines = r.err.split(separator: "\n").filter { $0.contains("newer release") }
+            #expect(lines.count == 1 && lines[0].contains(file) && lines[0].contains("zeta.001_from_the_future"), "\(words): \(r.err)")
+        }
+        let kept = try runShell("test \"$(sqlite3 '\(file)' \"SELECT count(*) FROM sgem_migrations WHERE id = 'zeta.001_from_the_future'\")\" = 1")
+        #expect(kept == 0, "the record stays")
+    }
+
     @Test func aMissingDatabaseStartsANewCompanyWithAPrivateKeyFile() throws {
         let dir = TempDir()
         defer { dir.cleanup() }

@@ -20,7 +20,9 @@ struct ChatsAPITests {
         #expect(chat["tags"] == ["ux", "web"], "repeated tags (ignoring case) are dropped")
         #expect(chat["creatorId"]?.numberValue == Double(ana.id))
         #expect(same(chat["members"], [["userId": ana.json, "admin": true], ["userId": bob.json, "admin": false]]))
-        #expect(chat["lastMessage"] == .null && chat.int("unreadCount") == 0 && chat.int("mentionCount") == 0)
+        #expect(chat["lastMessage"]?["kind"] == "system" && chat["lastMessage"]?["system"]?["event"] == "chat.created",
+                "the last message is the group's creation line")
+        #expect(chat.int("unreadCount") == 0 && chat.int("mentionCount") == 0)
 
         #expect(try await s.listed(chat.id, for: bob) != nil)
         #expect(try await s.listed(chat.id, for: cleo) == nil)
@@ -32,8 +34,10 @@ struct ChatsAPITests {
         #expect(try await s.call("POST", "/chats/\(chat.id)/join", as: cleo).status == 404, "a private group cannot be joined")
 
         let events = try await s.events(after: start)
-        #expect(events.map(\.event.type) == ["chat.created"])
+        #expect(events.map(\.event.type) == ["chat.created", "message.created"], "the chat, then its creation line")
         #expect(events.first?.event.audience == .users([ana.id, bob.id]))
+        #expect(events.last?.event.audience == .chat(chat.id))
+        #expect(same(events.last?.event.data["message"]?["system"], ["event": "chat.created", "actorId": ana.json, "userIds": [bob.json]]))
         #expect(events.first?.event.data["chat"]?["name"] == "Design")
     }
 
@@ -138,10 +142,14 @@ struct ChatsAPITests {
         #expect(try await s.call("PATCH", "/chats/\(chat)", as: cleo, json: ["name": "x"]).status == 404)
 
         let events = try await s.events(after: start)
-        #expect(events.map(\.event.type) == ["member.added", "chat.updated", "chat.updated", "member.removed", "chat.updated"])
+        // Each change is followed by its system line (message.created); the rename too.
+        #expect(events.map(\.event.type) == ["member.added", "message.created", "chat.updated", "message.created", "chat.updated",
+                                             "message.created", "member.removed", "message.created", "chat.updated", "message.created"])
+        #expect(events.filter { $0.event.type == "message.created" }.compactMap { $0.event.data["message"]?["system"]?["event"]?.stringValue }
+                == ["member.added", "admin.granted", "admin.revoked", "member.removed", "chat.renamed"])
         #expect(events[0].event.audience == .chat(chat) && same(events[0].event.data, ["chatId": .number(Double(chat)), "userId": cleo.json]))
-        #expect(events[3].event.audience == .users([ana.id, bob.id, cleo.id]), "the remaining members and the removed one")
-        #expect(same(events[2].event.data["chat"]?["members"],
+        #expect(events[6].event.audience == .users([ana.id, bob.id, cleo.id]), "the remaining members and the removed one")
+        #expect(same(events[4].event.data["chat"]?["members"],
                      [["userId": ana.json, "admin": false], ["userId": bob.json, "admin": true], ["userId": cleo.json, "admin": false]]))
 
         #expect(try await s.call("DELETE", "/chats/\(chat)", as: ana).status == 403)
@@ -167,7 +175,8 @@ struct ChatsAPITests {
         #expect(try await s.call("GET", "/chats/\(chat)", as: ana).status == 404)
         #expect(try await s.call("POST", "/chats/\(chat)/leave", as: ana).status == 404)
         let events = try await s.events(after: start)
-        #expect(events.map(\.event.type) == ["member.removed", "chat.updated"])
+        #expect(events.map(\.event.type) == ["member.removed", "message.created", "chat.updated", "message.created"],
+                "ana left (a line), bob became admin (a line)")
         #expect(events[0].event.audience == .users([bob.id, cleo.id, ana.id]))
 
         // Leaving through DELETE /members/{me} is the same; cleo needs no admin right for it.
@@ -199,10 +208,11 @@ struct ChatsAPITests {
         #expect(try await s.call("POST", "/chats/\(closed)/join", as: bob).status == 404)
         #expect(try await s.call("POST", "/chats/999999/join", as: bob).status == 404)
         let events = try await s.events(after: start)
-        #expect(events.map(\.event.type) == ["member.added"], "joining again records nothing")
+        #expect(events.map(\.event.type) == ["member.added", "message.created"], "joining records a line; joining again records nothing")
         let joined = try await s.listed(open, for: cleo)
         #expect(joined?.int("unreadCount") == 0, "the history before joining is not unread")
-        #expect(try await s.expect(200, "GET", "/chats/\(open)/messages", as: cleo)["items"]?.arrayValue?.count == 1)
+        let history = try await s.expect(200, "GET", "/chats/\(open)/messages", as: cleo)
+        #expect(history.textIDs.count == 1 && history.systemEvents == ["chat.created", "member.added"])
     }
 
     @Test("contacts: add (idempotent), list with names, remove (idempotent), 404 for no such user")

@@ -24,9 +24,24 @@ struct MessagingJSONTests {
                 editedAt: Timestamp(milliseconds: 1_764_633_700_000), deleted: false),
         Message(id: 10, chatID: 2, senderID: 4, body: nil, mentions: [5], clientID: nil,
                 createdAt: Timestamp(milliseconds: 1_764_633_601_000), editedAt: nil, deleted: true),
+        Message(id: 11, chatID: 2, senderID: 4, body: nil, mentions: [], clientID: nil,
+                createdAt: Timestamp(milliseconds: 1_764_633_602_000), editedAt: nil, deleted: false,
+                kind: .system, system: SystemLine(event: .memberAdded, actorID: 4, userIDs: [5, 6])),
+        Message(id: 12, chatID: 2, senderID: 4, body: nil, mentions: [], clientID: nil,
+                createdAt: Timestamp(milliseconds: 1_764_633_603_000), editedAt: nil, deleted: false,
+                kind: .system, system: SystemLine(event: .chatRenamed, actorID: 4, userIDs: [], name: "\"Ops\" \\ ünï 👋\n")),
     ]
 
-    @Test("a history page written as bytes is the same JSON as the messages' values", arguments: [0, 1, 3])
+    @Test("a system line's stored JSON reads back as the same line; a malformed one is no line")
+    func systemLineRoundTrip() {
+        for line in MessagingJSONTests.samples.compactMap(\.system) {
+            #expect(SystemLine.parse(line.json.serialized()) == line)
+        }
+        #expect(SystemLine.parse(#"{"event":"chat.exploded","actorId":1,"userIds":[]}"#) == nil)
+        #expect(SystemLine.parse("not json") == nil)
+    }
+
+    @Test("a history page written as bytes is the same JSON as the messages' values", arguments: [0, 1, 3, 5])
     func pageMatchesValues(count: Int) throws {
         let messages = Array(MessagingJSONTests.samples.prefix(count))
         let bytes = Message.page(messages)

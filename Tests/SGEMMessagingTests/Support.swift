@@ -117,6 +117,10 @@ extension JSONValue {
     var id: Int64 { Int64(self["id"]?.numberValue ?? -1) }
     var ids: [Int64] { self["items"]?.arrayValue?.map(\.id) ?? [] }
     func int(_ key: String) -> Int? { self[key]?.numberValue.map { Int($0) } }
+    /// The ids of a page's text messages, its system lines left out.
+    var textIDs: [Int64] { (self["items"]?.arrayValue ?? []).filter { $0["kind"] != "system" }.map(\.id) }
+    /// The events of a page's system lines, in order.
+    var systemEvents: [String] { (self["items"]?.arrayValue ?? []).compactMap { $0["system"]?["event"]?.stringValue } }
 
     /// The same value with every object's keys sorted: parsed JSON does not keep the order it
     /// was written in, so equality of served JSON compares this.

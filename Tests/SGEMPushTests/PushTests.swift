@@ -193,6 +193,22 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
         }
     }
 
+    @Test func systemLinesAreNeverPushed() async throws {
+        let stub = try PushServiceStub()
+        defer { stub.stop() }
+        try await Office.with(["ana", "bob", "cleo"]) { o in
+            let ana = try await Self.subscribe(o, "ana", stub)
+            let group = try await o.expect(201, "POST", "/chats", as: "bob", ["name": "Team", "memberIds": [.number(Double(o.userID("ana")))]])
+            let id = Int(group["id"]?.numberValue ?? 0)
+            try await o.expect(204, "PUT", "/chats/\(id)/notifications", as: "ana", ["level": "all"])
+            try await o.expect(201, "POST", "/chats/\(id)/members", as: "bob", ["userId": .number(Double(o.userID("cleo")))])
+            try await Self.send(o, group, "After cleo joined", as: "bob")
+            #expect(try await waitUntil { stub.requests(to: "ana").count >= 1 })
+            #expect(try ana.open(stub.requests(to: "ana")[0].body)["body"]?.stringValue == "After cleo joined")
+            #expect(stub.requests(to: "ana").count == 1, "the system line about cleo is not pushed")
+        }
+    }
+
     @Test func goneSubscriptionsAreDeletedAndServerErrorsRetried() async throws {
         let stub = try PushServiceStub(script: [503, 429])
         defer { stub.stop() }

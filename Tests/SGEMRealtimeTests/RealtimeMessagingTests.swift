@@ -21,8 +21,12 @@ struct RealtimeMessagingTests {
             ])
             #expect(created.status == 201, "\(created.text)")
             let chatID = Int64(try #require(try created.json()["id"]?.numberValue))
-            #expect(try await anaStream.event()["type"] == "chat.created")
-            #expect(try await bobStream.event()["type"] == "chat.created")
+            for stream in [anaStream, bobStream] {
+                #expect(try await stream.event()["type"] == "chat.created")
+                let line = try await stream.event()
+                #expect(line["type"] == "message.created" && line["data"]?["message"]?["system"]?["event"] == "chat.created",
+                        "the group's creation line follows")
+            }
 
             let first = try await s.call("POST", "/api/v1/chats/\(chatID)/messages", token: boss.token, json: ["body": "before the change"])
             #expect(first.status == 201)
@@ -38,6 +42,7 @@ struct RealtimeMessagingTests {
             #expect(removal["type"] == "member.removed")
             #expect(removal["data"]?["userId"]?.numberValue == Double(bob.userID))
             #expect(try await anaStream.event()["type"] == "member.removed")
+            #expect(try await anaStream.event()["data"]?["message"]?["system"]?["event"] == "member.removed", "the line saying so")
 
             let second = try await s.call("POST", "/api/v1/chats/\(chatID)/messages", token: boss.token, json: ["body": "after the change"])
             #expect(second.status == 201)
@@ -106,11 +111,13 @@ struct RealtimeMessagingTests {
 
             // Live, each change arrived as it happened.
             let liveFrames = try await live.frames(untilTitle: "Marker")
+            // The group's creation line (a system message.created) follows chat.created.
             #expect(liveFrames.map { $0["type"]?.stringValue ?? "?" } == ["chat.created", "message.created", "message.created",
-                                                                           "message.deleted", "message.updated", "notice.created",
-                                                                           "notice.created", "notice.created"])
-            #expect(liveFrames[1]["data"]?["message"]?["body"] == "deleted-secret-1")
-            #expect(liveFrames[4]["data"]?["message"]?["body"] == "the password is (removed)")
+                                                                           "message.created", "message.deleted", "message.updated",
+                                                                           "notice.created", "notice.created", "notice.created"])
+            #expect(liveFrames[1]["data"]?["message"]?["system"]?["event"] == "chat.created")
+            #expect(liveFrames[2]["data"]?["message"]?["body"] == "deleted-secret-1")
+            #expect(liveFrames[5]["data"]?["message"]?["body"] == "the password is (removed)")
             live.close()
 
             // Replayed, the same events carry the messages and the notice as they are now.
@@ -120,10 +127,11 @@ struct RealtimeMessagingTests {
             let leaked = replayed.filter { frame in oldTexts.contains { frame.serialized().contains($0) } }
             #expect(leaked.count == 0, "frames with deleted or edited-out text: \(leaked.map { $0.serialized() })")
             #expect(replayed.map { $0["id"] } == liveFrames.map { $0["id"] }, "replay keeps every event, in order")
-            #expect(replayed[1]["data"]?["message"]?["deleted"] == .bool(true))
-            #expect(replayed[2]["data"]?["message"]?["body"] == "the password is (removed)")
-            #expect(replayed[5]["data"]?["notice"]?["deleted"] == .bool(true))
-            #expect(replayed[6]["data"]?["notice"]?["title"] == "Final title")
+            #expect(replayed[1]["data"]?["message"]?["kind"] == "system")
+            #expect(replayed[2]["data"]?["message"]?["deleted"] == .bool(true))
+            #expect(replayed[3]["data"]?["message"]?["body"] == "the password is (removed)")
+            #expect(replayed[6]["data"]?["notice"]?["deleted"] == .bool(true))
+            #expect(replayed[7]["data"]?["notice"]?["title"] == "Final title")
             replay.close()
         }
     }

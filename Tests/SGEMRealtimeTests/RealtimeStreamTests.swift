@@ -430,7 +430,9 @@ struct RealtimeStreamTests {
             try await s.append("test.n", to: .everyone, n: 1)
             _ = try await one.event()
             _ = try await two.event()
-            #expect(s.metric("sgem_realtime_events_delivered_total") == deliveredBefore + 2)
+            // Counted once the frame is written, which may be just after the client has read it.
+            let counted = await eventually(60, { s.metric("sgem_realtime_events_delivered_total") == deliveredBefore + 2 })
+            #expect(counted, "delivered \(s.metric("sgem_realtime_events_delivered_total")) before \(deliveredBefore)")
             one.close()
             let closedOne = await eventually(60, { s.metric("sgem_realtime_connected_sockets") == connectedBefore + 1 })
             #expect(closedOne, "connected \(s.metric("sgem_realtime_connected_sockets")) before \(connectedBefore)")

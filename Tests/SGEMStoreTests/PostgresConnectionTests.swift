@@ -4,6 +4,7 @@ import Glibc
 import SGEMStore
 import SGEMSupport
 import Synchronization
+import SGEMTestSupport
 import Testing
 
 /// Fails in CI when the PostgreSQL suites would be skipped: `make test` must export the URL.

@@ -2,12 +2,8 @@
 import Glibc
 #endif
 import SGEMStore
+import SGEMTestSupport
 import Testing
-
-/// The throwaway PostgreSQL that `make test` starts (scripts/pg-throwaway.sh) and exports; nil
-/// when the tests run by hand without it. Suites that need PostgreSQL are enabled only when it is
-/// set, and `make test` (which CI runs) always sets it; `PostgresGuardTests` fails in CI if not.
-let testDatabaseURL: String? = getenv("SGEM_TEST_DATABASE_URL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
 
 /// A fresh schema for one test on the shared throwaway server, dropped with everything in it when
 /// released; connections from `connect()` work inside it through `search_path`.

@@ -1,4 +1,5 @@
 import SGEMStore
+import SGEMTestSupport
 import Testing
 
 /// The same `SQL` statements on SQLite and PostgreSQL give the same rows.

@@ -130,7 +130,8 @@ import Testing
             { db in
                 try db.execute("INSERT INTO t (n) VALUES (3)")
                 // What an I/O error or a full disk does: SQLite ends the transaction under the job.
-                try db.connection.withGuardSuspended { try db.connection.execute("ROLLBACK") }
+                let sqlite = try db.sqliteConnection(for: "test")
+                try sqlite.withGuardSuspended { try sqlite.execute("ROLLBACK") }
                 if culpritThrows { throw Boom(tag: 3) }
             },
             Self.insert(4),
@@ -167,7 +168,7 @@ import Testing
             Self.insert(1),
             { db in
                 try db.execute("INSERT INTO t (n) VALUES (2)")
-                db.connection.failNextCommit()
+                try db.sqliteConnection(for: "test").failNextCommit()
             },
             { db in
                 try db.execute("INSERT INTO t (n) VALUES (3)")

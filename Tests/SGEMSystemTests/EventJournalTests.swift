@@ -12,9 +12,10 @@ struct EventJournalTests {
         RealtimeEvent(type: "notice.created", audience: .everyone, data: ["notice": ["id": .number(Double(n))]])
     }
 
-    @Test("the system module publishes the journal; appended events read back in order with their audience and data")
-    func appendAndRead() async throws {
-        let f = try await SystemFixture()
+    @Test("the system module publishes the journal; appended events read back in order with their audience and data",
+          arguments: TestBackend.available)
+    func appendAndRead(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         let journal = try #require(f.context.services.resolve((any EventJournal).self))
         #expect(try await journal.lastEventID() == 0)
         let events: [RealtimeEvent] = [
@@ -39,9 +40,9 @@ struct EventJournalTests {
         await f.close()
     }
 
-    @Test("an event appended in a write that throws is rolled back with it")
-    func rolledBackWithTheCaller() async throws {
-        let f = try await SystemFixture()
+    @Test("an event appended in a write that throws is rolled back with it", arguments: TestBackend.available)
+    func rolledBackWithTheCaller(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         let journal = try #require(f.context.services.resolve((any EventJournal).self))
         struct Refused: Error {}
         await #expect(throws: Refused.self) {
@@ -54,9 +55,10 @@ struct EventJournalTests {
         await f.close()
     }
 
-    @Test("rewriting a subject changes the data of its events only, in the caller's transaction; ids, types and audiences stay")
-    func rewriteChangesOneSubject() async throws {
-        let f = try await SystemFixture()
+    @Test("rewriting a subject changes the data of its events only, in the caller's transaction; ids, types and audiences stay",
+          arguments: TestBackend.available)
+    func rewriteChangesOneSubject(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         let journal = try #require(f.context.services.resolve((any EventJournal).self))
         let events = [
             RealtimeEvent(type: "message.created", audience: .chat(1), data: ["body": "secret"], subject: "message:1"),
@@ -82,12 +84,13 @@ struct EventJournalTests {
         await f.close()
     }
 
-    @Test("ids are never reused after events are deleted (retention), and lastEventID remembers them")
-    func idsNeverReused() async throws {
-        let f = try await SystemFixture()
+    @Test("ids are never reused after retention removed every event, and lastEventID remembers them", arguments: TestBackend.available)
+    func idsNeverReused(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         let journal = try #require(f.context.services.resolve((any EventJournal).self))
         let first = try await f.store.write { db in try (1...3).map { try journal.append(EventJournalTests.notice($0), in: db) } }
-        try await f.store.write { db in try db.execute("DELETE FROM system_events") }
+        #expect(try await journal.removeEvents(recordedBefore: Timestamp(milliseconds: Timestamp.now().milliseconds + 60_000)) == 3)
+        #expect(try await journal.horizon() == first.last)
         #expect(try await journal.lastEventID() == first.last)
         let next = try await f.store.write { db in try journal.append(EventJournalTests.notice(4), in: db) }
         #expect(next > first.last!)
@@ -95,9 +98,10 @@ struct EventJournalTests {
         await f.close()
     }
 
-    @Test("retention removes the oldest events as a prefix of the ids, and the horizon says where it stopped")
-    func retentionAndHorizon() async throws {
-        let f = try await SystemFixture()
+    @Test("retention removes the oldest events as a prefix of the ids, and the horizon says where it stopped",
+          arguments: TestBackend.available)
+    func retentionAndHorizon(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         let journal = try #require(f.context.services.resolve((any EventJournal).self))
         #expect(try await journal.horizon() == 0)
         let ids = try await f.store.write { db in try (1...4).map { try journal.append(EventJournalTests.notice($0), in: db) } }
@@ -119,9 +123,9 @@ struct EventJournalTests {
         await f.close()
     }
 
-    @Test("a read is bounded whatever limit is asked", arguments: [0, -5, 5000])
-    func boundedReads(limit: Int) async throws {
-        let f = try await SystemFixture()
+    @Test("a read is bounded whatever limit is asked", arguments: TestBackend.available, [0, -5, 5000])
+    func boundedReads(_ backend: TestBackend, limit: Int) async throws {
+        let f = try await SystemFixture(backend: backend)
         let journal = try #require(f.context.services.resolve((any EventJournal).self))
         try await f.store.write { db in
             for n in 0..<(StoredEventJournal.maxBatch + 5) { _ = try journal.append(EventJournalTests.notice(n), in: db) }
@@ -190,7 +194,7 @@ func sortedKeys(_ value: JSONValue) -> JSONValue {
 
 @Suite("Event journal: the table's rebuilds")
 struct EventAudienceMigrationTests {
-    @Test("the rebuilds keep every event and its id, give older events their subject, and ids keep growing even when retention had emptied the table",
+    @Test("the rebuilds keep every event and its id, give older events their subject, and ids keep growing even when retention had emptied the table (SQLite's history)",
           arguments: [false, true])
     func rebuildKeepsIDs(emptied: Bool) async throws {
         let dir = TempDir()
@@ -218,8 +222,10 @@ struct EventAudienceMigrationTests {
             }
         }
         let journal = StoredEventJournal(store: { store })
-        if emptied { _ = try await journal.removeEvents(recordedBefore: Timestamp(milliseconds: Timestamp.now().milliseconds + 1000)) }
-        #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects"])
+        // Retention as the releases before system.007 did it: a plain delete, remembered only by
+        // SQLite's counter, which 007 carries into system_events_removed.
+        if emptied { try await store.write { db in try db.execute("DELETE FROM system_events") } }
+        #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects", "system.007_events_removed"])
         let kept = try await journal.events(after: 0, limit: 10)
         #expect(kept.map(\.id) == (emptied ? [] : ids))
         #expect(kept.map(\.event.subject) == (emptied ? [] : ["notice:7", "message:42", "message:42", "message:42", "message:43",

@@ -8,7 +8,8 @@ import SGEMTestSupport
 
 /// The system module booted alone on a fresh database, with two runtime settings declared.
 struct SystemFixture {
-    let dir = TempDir()
+    let database: TestDatabase
+    var dir: TempDir { database.directory }
     let store: Store
     let context: ModuleContext
     let runtime: any ModuleRuntime
@@ -22,19 +23,20 @@ struct SystemFixture {
 
     /// `secrets` seals under the key file of that name in the fixture's directory; `beforeBoot`
     /// sees the migrated store first (what an older release left in it).
-    init(metricsToken: String? = nil, keyFile: String = "secret.key",
+    init(backend: TestBackend = .sqlite, metricsToken: String? = nil, keyFile: String = "secret.key",
          beforeBoot: @Sendable (Store) async throws -> Void = { _ in }) async throws {
         var migrations = MigrationList()
         let module = SystemModule(version: "test")
         module.registerMigrations(&migrations)
-        store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "test"))
+        database = try TestDatabase(backend)
+        store = try database.open()
         _ = try await store.migrate(migrations)
         try await beforeBoot(store)
         var overrides: [String: String] = [:]
         if let metricsToken { overrides["metrics-token"] = metricsToken }
         context = ModuleContext(configuration: Configuration(overrides: overrides), store: store, services: ServiceRegistry(),
                                 events: EventBus(), metrics: MetricsRegistry(), logger: Logger(label: "test"), router: router,
-                                declaredRuntimeSettings: SystemFixture.declared, secrets: Secrets(keyFile: dir.path + "/" + keyFile))
+                                declaredRuntimeSettings: SystemFixture.declared, secrets: Secrets(keyFile: database.directory.path + "/" + keyFile))
         runtime = try await module.boot(context)
         runtime.registerRoutes(router.group("/api/v1"), root: router.group(""))
     }
@@ -43,13 +45,13 @@ struct SystemFixture {
 
     func close() async {
         await store.close()
-        dir.cleanup()
     }
 }
 
 @Suite struct RuntimeSettingsTests {
-    @Test func valuesDefaultPersistAndSecretsAreWriteOnly() async throws {
-        let f = try await SystemFixture()
+    @Test(arguments: TestBackend.available)
+    func valuesDefaultPersistAndSecretsAreWriteOnly(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         #expect(try await f.settings.value("translation.provider") == "none")
         #expect(try await f.settings.value("translation.api_key") == nil)
         try await f.settings.set("translation.provider", to: "deepl")
@@ -64,8 +66,9 @@ struct SystemFixture {
         await f.close()
     }
 
-    @Test func unknownKeysAndRefusedValuesChangeNothing() async throws {
-        let f = try await SystemFixture()
+    @Test(arguments: TestBackend.available)
+    func unknownKeysAndRefusedValuesChangeNothing(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
         await #expect(throws: RuntimeSettingError.unknown("translation.colour")) { try await f.settings.set("translation.colour", to: "red") }
         await #expect(throws: RuntimeSettingError.invalid("translation.provider", "must be none, libretranslate or deepl")) {
             try await f.settings.set("translation.provider", to: "babelfish")
@@ -75,9 +78,10 @@ struct SystemFixture {
         await f.close()
     }
 
-    @Test func aSettingWrittenInsideAFailedWriteIsRolledBackWithIt() async throws {
+    @Test(arguments: TestBackend.available)
+    func aSettingWrittenInsideAFailedWriteIsRolledBackWithIt(_ backend: TestBackend) async throws {
         struct Refused: Error {}
-        let f = try await SystemFixture()
+        let f = try await SystemFixture(backend: backend)
         let settings = f.settings
         await #expect(throws: Refused.self) {
             try await f.store.write { db in

@@ -7,11 +7,11 @@ import Testing
 
 @Suite("Translation: the cache's bound")
 struct CacheTests {
-    @Test("past its bound the cache drops the least recently used entries down to 90 %; under it nothing goes")
-    func eviction() async throws {
-        let dir = TempDir()
-        defer { dir.cleanup() }
-        let store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "test"))
+    @Test("past its bound the cache drops the least recently used entries down to 90 %; under it nothing goes",
+          arguments: TestBackend.available)
+    func eviction(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
         var migrations = MigrationList()
         TranslationRepository.registerMigrations(&migrations)
         _ = try await store.migrate(migrations)

@@ -87,9 +87,9 @@ struct ChatTranslationTests {
 
             // Lists: the translation for those who asked, none for the others.
             let anaList = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
-            #expect(anaList["items"]?.arrayValue?.first?["translation"]?["text"] == "[es] Good morning, team")
+            #expect(anaList["items"]?.arrayValue?.last?["translation"]?["text"] == "[es] Good morning, team")
             let bobList = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "bob")
-            #expect(bobList["items"]?.arrayValue?.first?["translation"] == nil && bobList["items"]?.arrayValue?.first?["body"] == "Good morning, team")
+            #expect(bobList["items"]?.arrayValue?.last?["translation"] == nil && bobList["items"]?.arrayValue?.last?["body"] == "Good morning, team")
 
             // Replay: the translation comes again to ana, never to bob.
             let replayAna = try await stream(o, "ana", since: start), replayBob = try await stream(o, "bob", since: start)
@@ -105,7 +105,7 @@ struct ChatTranslationTests {
             // Off again: no more translations for ana.
             try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": false])
             let plain = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
-            #expect(plain["items"]?.arrayValue?.first?["translation"] == nil)
+            #expect(plain["items"]?.arrayValue?.last?["translation"] == nil)
         }
     }
 
@@ -193,6 +193,35 @@ struct ChatTranslationTests {
         #expect(ChatTranslator.pause(own: 2 * ms, wall: 0, othersBusy: 0) == 0)
     }
 
+    @Test("the worker skips system lines: only the text around them goes to the provider; asking for one is 409")
+    func skipsSystemLines() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana", "bob", "cleo"]) { o in
+            try await use(stub, in: o)
+            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+            let chat = try await group(o, ["boss", "ana", "bob"])
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            let start = try await o.journal().lastEventID()
+            let ana = try await stream(o, "ana", since: start)
+            defer { ana.close() }
+            // Four system lines, then one message: the worker reads the journal in order.
+            try await o.expect(201, "POST", "/chats/\(chat)/members", as: "boss", ["userId": .number(Double(o.userID("cleo")))])
+            try await o.expect(204, "PUT", "/chats/\(chat)/admins/\(o.userID("bob"))", as: "boss")
+            try await o.expect(200, "PATCH", "/chats/\(chat)", as: "boss", ["name": "Renamed team"])
+            try await o.expect(204, "POST", "/chats/\(chat)/leave", as: "cleo")
+            try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "After the changes"])
+            let translated = try await nextTranslation(ana)
+            #expect(translated["data"]?["message"]?["body"] == "After the changes")
+            #expect(stub.requests.compactMap { $0.json?["q"]?.stringValue } == ["After the changes"], "nothing else was sent")
+            let page = try await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
+            let lines = page["items"]?.arrayValue?.filter { $0["kind"] == "system" } ?? []
+            #expect(lines.count == 5 && lines.allSatisfy { $0["translation"] == nil && $0["body"] == .null })
+            let lineID = try #require(lines.last?["id"]?.numberValue)
+            try await o.expect(409, "POST", "/messages/\(Int64(lineID))/translation", as: "ana", code: "system_message")
+        }
+    }
+
     @Test("a page of history queues what it finds untranslated; the translation follows live")
     func backlog() async throws {
         let stub = try TranslationStub(.libretranslate)
@@ -211,7 +240,9 @@ struct ChatTranslationTests {
             #expect(first["items"]?.arrayValue?.allSatisfy { $0["translation"] == nil } == true)
             #expect(await eventually {
                 let page = try? await o.expect(200, "GET", "/chats/\(chat)/messages", as: "ana")
-                return page?["items"]?.arrayValue?.allSatisfy { $0["translation"]?["target"] == "it" } == true
+                // The group's creation line has no text to translate; the three messages each have theirs.
+                let texts = page?["items"]?.arrayValue?.filter { $0["kind"] == "text" }
+                return texts?.count == 3 && texts?.allSatisfy { $0["translation"]?["target"] == "it" } == true
             })
             #expect(stub.requestCount == 3)
         }

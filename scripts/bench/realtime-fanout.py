@@ -101,7 +101,7 @@ async def main():
         if event.get("type") == "bench.event":
             return data.get("seq")
         if event.get("type") == "message.created":
-            text = data.get("message", {}).get("body", "")
+            text = data.get("message", {}).get("body") or ""  # a system line has no body
             if text.startswith("bench "):
                 return int(text.split(" ")[1])
         return None

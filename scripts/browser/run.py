@@ -796,6 +796,139 @@ def first_run_through_the_setup_link(ctx):
 
 
 @test
+def an_admin_invites_someone_who_signs_up_by_the_link_in_another_browser(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = api.call("PUT", "/admin/company", {"name": "Acme Ltd"})
+    assert status == 200, status
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.find_element(By.CSS_SELECTOR, "#sidebar a[href='#/admin/users']").click()
+    screen(d, "admin-users")
+    wait_for(d, lambda d: d.find_element(By.ID, "invite-none").is_displayed())
+    # Out of the limits: said next to the field, nothing made.
+    days = d.find_element(By.ID, "invite-days")
+    days.clear()
+    days.send_keys("45")
+    d.find_element(By.ID, "invite-submit").click()
+    problem = wait_for(d, lambda d: d.find_element(By.ID, "invite-days-error").text or None)
+    assert problem == "A whole number from 1 to 30.", problem
+    days.clear()
+    days.send_keys("3")
+    d.find_element(By.ID, "invite-note").send_keys("Marta, new in sales")
+    d.find_element(By.ID, "invite-submit").click()
+    url = wait_for(d, lambda d: d.find_element(By.ID, "invite-url").get_attribute("value") or None)
+    assert url.startswith(server.url + "/join#invite="), url
+    assert d.find_element(By.ID, "invite-link-title").text == "Your invitation link: copy it now, it is shown only once"
+    row = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, "#invite-list li.invite-row"))
+    assert "Marta, new in sales" in row.text and "0 of 1 used" in row.text, row.text
+    problems = axe_problems(d, "users screen with an invitation link")
+    assert not problems, "\n".join(problems)
+    shot(d, ctx, "admin-invites")
+    # On a phone the link, its copy button and the list fit the width.
+    d.set_window_size(390, 844)
+    assert horizontal_overflow(d) <= 0, horizontal_overflow(d)
+    d.find_element(By.ID, "invites").screenshot(os.path.join(ctx["shots"], "admin-invites-phone.png"))
+    d.set_window_size(1200, 900)
+
+    # The invited person, on a Spanish phone: the company's name, the role, the browser's language.
+    e = ctx["browser"]("es-ES")
+    e.set_window_size(390, 844)
+    e.get(url)
+    screen(e, "join")
+    assert e.current_url == server.url + "/#/join", "the token leaves the address bar: " + e.current_url
+    wait_for(e, lambda e: e.find_element(By.ID, "join-title").text == "Te han invitado a unirte a Acme Ltd")
+    assert e.find_element(By.ID, "join-role").text == "Tu cuenta será de empleado."
+    assert Select(e.find_element(By.ID, "join-language")).first_selected_option.get_attribute("value") == "es"
+    assert horizontal_overflow(e) <= 0, horizontal_overflow(e)
+    problems = axe_problems(e, "join (invitation, es, phone)")
+    assert not problems, "\n".join(problems)
+    e.find_element(By.ID, "join-displayName").send_keys("Marta García")
+    e.find_element(By.ID, "join-username").send_keys("marta")
+    e.find_element(By.ID, "join-email").send_keys("marta@example.com")
+    e.find_element(By.ID, "join-password").send_keys("marta's own password")
+    e.find_element(By.ID, "join-confirm").send_keys("marta's own passwort")
+    e.find_element(By.ID, "join-submit").click()
+    mismatch = wait_for(e, lambda e: e.find_element(By.ID, "join-confirm-error").text or None)
+    assert mismatch == "Las dos contraseñas no coinciden.", mismatch
+    e.find_element(By.ID, "join-confirm").clear()
+    e.find_element(By.ID, "join-confirm").send_keys("marta's own password")
+    shot(e, ctx, "join-phone-es")
+    e.find_element(By.ID, "join-submit").click()
+    screen(e, "home")
+    assert e.find_element(By.ID, "me-name").get_attribute("textContent") == "Marta García"
+    me = fetch_json(e, "/api/v1/me")
+    assert me["role"] == "employee" and me["language"] == "es" and me["mustChangePassword"] is False, me
+
+    # Used up: gone from the live list; opened again, the link says so in words.
+    d.refresh()
+    screen(d, "admin-users")
+    wait_for(d, lambda d: d.find_element(By.ID, "invite-none").is_displayed())
+    f = ctx["browser"]()
+    f.get(url)
+    wait_for(f, lambda f: f.find_elements(By.ID, "join-invalid"))
+    assert f.find_element(By.ID, "join-invalid-title").text == "This invitation link does not work"
+
+    # A second link, revoked after an inline confirmation, stops working at once.
+    d.find_element(By.ID, "invite-submit").click()
+    second = wait_for(d, lambda d: (d.find_element(By.ID, "invite-url").get_attribute("value") or "") != url
+                      and d.find_element(By.ID, "invite-url").get_attribute("value"))
+    click_when_there(d, "#invite-list li.invite-row button[data-action='revoke-invite']")
+    question = d.find_element(By.CSS_SELECTOR, "#invite-list li.invite-row .confirm-question")
+    assert question.text == "Revoke this link? Nobody can use it after this.", question.text
+    d.find_element(By.CSS_SELECTOR, "#invite-list li.invite-row button[data-action='revoke-invite-yes']").click()
+    wait_for(d, lambda d: d.find_element(By.ID, "invite-none").is_displayed())
+    f.get(second)
+    wait_for(f, lambda f: f.find_elements(By.ID, "join-invalid"))
+    errors = script_errors(d) + script_errors(e) + script_errors(f)
+    assert not errors, errors
+
+
+@test
+def the_login_screen_offers_sign_up_to_the_companys_domain(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    status, _ = api.call("PUT", "/admin/settings", {"registration": "domain", "registrationDomain": "acme.test"})
+    assert status == 200, status
+    d = ctx["browser"]()
+    d.get(server.url + "/")
+    offer = wait_for(d, lambda d: d.find_element(By.ID, "login-signup") if d.find_element(By.ID, "login-signup").is_displayed() else None)
+    assert offer.text == "New here? Anyone with an @acme.test address can create an account. Create an account", offer.text
+    d.find_element(By.ID, "login-create-account").click()
+    screen(d, "join")
+    assert d.find_element(By.ID, "join-domain").text == "Anyone with an email address at acme.test can create an account here."
+    problems = axe_problems(d, "join (domain only)")
+    assert not problems, "\n".join(problems)
+    d.find_element(By.ID, "join-displayName").send_keys("Olga Outsider")
+    d.find_element(By.ID, "join-username").send_keys("olga")
+    d.find_element(By.ID, "join-email").send_keys("olga@elsewhere.test")
+    d.find_element(By.ID, "join-password").send_keys("olga's long password")
+    d.find_element(By.ID, "join-confirm").send_keys("olga's long password")
+    d.find_element(By.ID, "join-submit").click()
+    problem = wait_for(d, lambda d: d.find_element(By.ID, "join-email-error").text or None)
+    assert problem == "Use your address ending in @acme.test.", problem
+    email = d.find_element(By.ID, "join-email")
+    email.clear()
+    email.send_keys("olga@acme.test")
+    d.find_element(By.ID, "join-submit").click()
+    screen(d, "home")
+    assert d.find_element(By.ID, "me-name").get_attribute("textContent") == "Olga Outsider"
+    # Closed again: the sign-up screen says how to get in instead.
+    status, _ = api.call("PUT", "/admin/settings", {"registration": "closed"})
+    assert status == 200, status
+    e = ctx["browser"]()
+    e.get(server.url + "/#/join")
+    wait_for(e, lambda e: e.find_elements(By.ID, "join-closed"))
+    assert e.find_element(By.ID, "join-closed-title").text == "Sign-up is closed"
+    problems = axe_problems(e, "join (closed)")
+    assert not problems, "\n".join(problems)
+    errors = script_errors(d) + script_errors(e)
+    assert not errors, errors
+
+
+@test
 def admin_fills_the_company_profile_and_changes_a_setting(ctx):
     server = ctx["server"]
     create_admin(server)
@@ -1038,6 +1171,88 @@ def audit_log_pages_back_and_filters_by_event_and_person(ctx):
     shot(d, ctx, "audit")
     errors = script_errors(d)
     assert not errors, errors
+
+
+@test
+def company_news_and_personal_updates_sit_under_their_own_tabs_and_the_badge_counts_news(ctx):
+    server = ctx["server"]
+    admin_api, eve_api = admin_and_eve(server)
+    status, _ = admin_api.call("POST", "/admin/notices", {"title": "Office closed on Friday", "body": "Enjoy the long weekend."})
+    assert status == 201, status
+    # A decision on Eve's request is personal news for her; her own request is none.
+    start = first_monday(datetime.date.today().year + 1, 3)
+    request = ask_for_days(eve_api, start, start + datetime.timedelta(days=1))
+    assert admin_api.call("POST", f"/admin/holidays/{request['id']}/approve", {"note": "Have fun"})[0] == 200
+
+    eve = ctx["browser"]()
+    login(eve, server, "eve", EMPLOYEE_PASSWORD)
+    screen(eve, "home")
+    # Home: "Updates for you" holds the decision in words; the badge counts company news only.
+    mine = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, "#home-mine li.notice-item"))
+    assert "Ada Admin approved your vacation request" in mine.text and start.isoformat() not in mine.text, mine.text
+    assert mine.find_element(By.CSS_SELECTOR, ".badge.unread").text == "New"
+    badge = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, "#sidebar a[data-page='notices'] #nav-unread"))
+    assert text_content(badge.find_element(By.CSS_SELECTOR, ".sr-only")) == ", 1 unread"
+    assert [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#home-recent .notice-title")] == ["Office closed on Friday"]
+    problems = axe_problems(eve, "home with updates for you")
+
+    # The notices screen opens on company news; "For you" has the decision.
+    eve.get(server.url + "/#/notices")
+    screen(eve, "notices")
+    wait_for(eve, lambda d: d.find_element(By.ID, "notices-list").get_attribute("aria-busy") == "false"
+             and d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
+    assert eve.find_element(By.ID, "notices-tab-news").get_attribute("aria-current") == "page"
+    assert [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#notices-list .notice-title")] == ["Office closed on Friday"]
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-tab-mine .nav-badge[data-count='1']"))
+    problems += axe_problems(eve, "notices, company news")
+    eve.find_element(By.ID, "notices-tab-mine").click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "notices-tab-mine").get_attribute("aria-current") == "page")
+    item = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, "#notices-list li.notice-item"))
+    assert item.find_element(By.CSS_SELECTOR, ".notice-title").text == "Vacation request approved", item.text
+    assert "from " in item.text and "2 working days" in item.text and start.isoformat() not in item.text, item.text
+    assert "Office closed on Friday" not in eve.find_element(By.ID, "notices-list").text
+    problems += axe_problems(eve, "notices, for you")
+    shot(eve, ctx, "notices-for-you")
+    # "Mark all as read" on this tab reads the personal updates only: the news badge stays.
+    eve.find_element(By.ID, "notices-read-all").click()
+    wait_for(eve, lambda d: not d.find_elements(By.CSS_SELECTOR, "#notices-list .badge.unread"))
+    wait_for(eve, lambda d: not d.find_elements(By.CSS_SELECTOR, "#notices-tab-mine .nav-badge"))
+    assert eve.find_elements(By.CSS_SELECTOR, "#notices-tab-news .nav-badge[data-count='1']")
+    assert eve.find_elements(By.CSS_SELECTOR, "#sidebar #nav-unread")
+    assert not problems, "\n".join(problems)
+    no_script_errors(eve)
+
+
+@test
+def the_audit_log_filters_by_kind_and_shows_a_settings_change_in_words(ctx):
+    server = ctx["server"]
+    create_admin(server)
+    api = Api(server, "admin", ADMIN_PASSWORD)
+    assert api.call("PUT", "/admin/settings", {"registration": "open"})[0] == 200
+    assert api.call("POST", "/admin/notices", {"title": "Hello", "body": "x"})[0] == 201
+    d = ctx["browser"]()
+    login(d, server, "admin", ADMIN_PASSWORD)
+    d.get(server.url + "/#/admin/audit")
+    screen(d, "admin-audit")
+    rows = lambda: d.find_elements(By.CSS_SELECTOR, "#audit-list li.audit-entry")
+    wait_for(d, lambda d: d.find_element(By.ID, "audit-list").get_attribute("aria-busy") == "false" and rows())
+    kinds = Select(d.find_element(By.ID, "audit-kind"))
+    assert [o.text for o in kinds.options] == ["All kinds", "People", "Sign-ins", "Settings", "Company", "Holidays", "Notices",
+                                               "Translation", "Invites"], [o.text for o in kinds.options]
+    kinds.select_by_visible_text("Settings")
+    wait_for(d, lambda d: {r.get_attribute("data-event") for r in rows()} == {"settings.update"})
+    entry = rows()[0]
+    assert entry.find_element(By.CSS_SELECTOR, ".audit-event").text == "Company settings changed"
+    assert "By: Ada Admin (@admin)" in entry.text and "registration: closed → open" in entry.text, entry.text
+    # The event list follows the kind.
+    assert [o.text for o in Select(d.find_element(By.ID, "audit-event")).options] == ["Everything", "Company settings changed"]
+    problems = axe_problems(d, "audit log filtered by kind")
+    kinds.select_by_visible_text("Notices")
+    wait_for(d, lambda d: {r.get_attribute("data-event") for r in rows()} == {"notice.posted"})
+    assert rows()[0].find_element(By.CSS_SELECTOR, ".audit-event").text == "Notice posted"
+    shot(d, ctx, "audit-kinds")
+    assert not problems, "\n".join(problems)
+    no_script_errors(d)
 
 
 @test
@@ -1455,6 +1670,12 @@ def messages_text(d):
         .map(el => el.textContent);""")
 
 
+def system_lines(d):
+    """The words of the system lines (who came and went) shown in the open chat, in order."""
+    return d.execute_script("""return [...document.querySelectorAll('#chat-messages .msg-system .system-text')]
+        .map(el => el.textContent);""")
+
+
 def send_message(d, text):
     box = wait_for(d, lambda d: d.find_element(By.ID, "chat-input"))
     # Shift+Enter is a new line in the composer; Enter sends.
@@ -1481,11 +1702,15 @@ def realtime_open(d):
     return d.execute_script("return import('/assets/realtime.js').then(m => m.connected())")
 
 
-def eve_and_bob_on_the_chat_list(ctx):
-    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open."""
+def eve_and_bob_on_the_chat_list(ctx, bob_language=None):
+    """Two employees logged in, each in a browser; Bob on his (empty) chat list, his stream open.
+    With `bob_language` ("es"), Bob's account and browser speak it."""
     server = ctx["server"]
     eve_api, bob_api = two_employees(server)
-    eve, bob = ctx["browser"](), ctx["browser"]()
+    if bob_language:
+        status, _ = bob_api.call("PATCH", "/me", {"language": bob_language})
+        assert status == 200, status
+    eve, bob = ctx["browser"](), ctx["browser"]({"es": "es-ES"}.get(bob_language, "en-US"))
     login(eve, server, "eve", EMPLOYEE_PASSWORD)
     login(bob, server, "bob", EMPLOYEE_PASSWORD)
     bob.get(server.url + "/#/chat")
@@ -1575,6 +1800,9 @@ def a_group_is_created_a_member_added_and_mentioned_live(ctx):
     wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 2)
     bob.find_element(By.ID, "chat-info-link").click()
     wait_for(bob, lambda d: d.find_element(By.ID, "info-leave")).click()
+    # Leaving asks first, in place.
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').is_displayed())
+    bob.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').click()
     wait_for(bob, lambda d: d.execute_script("return location.hash") == "#/chat")
     wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 1)
     shot(eve, ctx, "chat-group-info")
@@ -1741,13 +1969,17 @@ def history_loads_upward_and_a_public_group_is_joined_then_left_by_removal(ctx):
     screen(bob, "chat")
     wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, f'#public-list [data-chat-id="{group["id"]}"] [data-action="join"]')).click()
     wait_for(bob, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Announcements")
-    # The latest 50 first, at the bottom; scrolling to the top brings the older ones above.
-    wait_for(bob, lambda d: len(messages_text(d)) == 50)
-    assert messages_text(bob)[0] == "note 16" and messages_text(bob)[-1] == "note 65"
+    # The latest 50 first, at the bottom (the line saying Bob joined and 49 notes); scrolling to
+    # the top brings the older ones above (the group's creation line and the first 16 notes).
+    wait_for(bob, lambda d: len(messages_text(d)) == 49)
+    assert messages_text(bob)[0] == "note 17" and messages_text(bob)[-1] == "note 65"
+    assert len(bob.find_elements(By.CSS_SELECTOR, "#chat-messages .msg, #chat-messages .msg-system")) == 50
+    assert system_lines(bob) == ["You joined the group"]
     assert bob.execute_script("const s = document.getElementById('chat-scroll'); return s.scrollHeight - s.scrollTop - s.clientHeight") < 80
     bob.execute_script("document.getElementById('chat-scroll').scrollTop = 0")
     wait_for(bob, lambda d: len(messages_text(d)) == 65)
     assert messages_text(bob) == [f"note {n}" for n in range(1, 66)]
+    assert system_lines(bob) == ["Eve Employee created the group", "You joined the group"]
     # Where the reader was stays on screen: the view did not jump to the new top.
     assert bob.execute_script("return document.getElementById('chat-scroll').scrollTop") > 0
     assert not bob.find_element(By.ID, "chat-older").is_displayed()
@@ -1785,6 +2017,85 @@ def a_deactivated_account_is_taken_to_the_login_screen_by_its_stream(ctx):
     wait_for(bob, lambda d: d.find_elements(By.ID, "login-form"), timeout=20)
     assert "session has ended" in bob.find_element(By.CSS_SELECTOR, "#main").text
     assert not realtime_open(bob)
+
+
+@test
+def new_message_starts_chats_and_system_lines_say_who_came_and_went_in_each_readers_language(ctx):
+    server, eve_api, bob_api, eve, bob = eve_and_bob_on_the_chat_list(ctx, bob_language="es")
+    create_employee(server, "carla", "Carla Cook")
+    carla_id = Api(server, "carla", EMPLOYEE_PASSWORD).user["id"]
+    bob_id = bob_api.user["id"]
+
+    # "New message": a person found by name opens the direct chat, with no system line in it.
+    eve.get(server.url + "/#/chat")
+    screen(eve, "chat")
+    wait_for(eve, lambda d: d.find_element(By.ID, "chat-new")).click()
+    wait_for(eve, lambda d: d.find_element(By.ID, "direct-filter")).send_keys("bob")
+    wait_for(eve, lambda d: [li.get_attribute("data-user-id") for li in d.find_elements(By.CSS_SELECTOR, "#direct-people .member")] == [str(bob_id)])
+    eve.find_element(By.CSS_SELECTOR, f'#direct-people [data-user-id="{bob_id}"] [data-action="message"]').click()
+    wait_for(eve, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Bob Builder")
+    assert system_lines(eve) == []
+
+    # And a new group with two people: the creation line, in each reader's language.
+    eve.get(server.url + "/#/chat?view=new")
+    wait_for(eve, lambda d: d.find_element(By.ID, "group-name")).send_keys("Lunch")
+    for uid in (bob_id, carla_id):
+        wait_for(eve, lambda d: d.find_element(By.ID, f"group-member-{uid}")).click()
+    eve.find_element(By.ID, "group-create").click()
+    wait_for(eve, lambda d: d.find_elements(By.ID, "chat-title") and d.find_element(By.ID, "chat-title").text == "Lunch")
+    wait_for(eve, lambda d: system_lines(d) == ["You created the group"])
+    group_id = int(eve.execute_script("return new URLSearchParams(location.hash.split('?')[1]).get('id')"))
+    item = f'#chat-list .chat-item[data-chat-id="{group_id}"]'
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, item + " .chat-preview").text == "Eve Employee creó el grupo")
+    assert not bob.find_elements(By.CSS_SELECTOR, item + " .badge.unread"), "a system line is never unread"
+    open_chat_from_list(bob, "Lunch")
+    wait_for(bob, lambda d: system_lines(d) == ["Eve Employee creó el grupo"])
+    wait_for(bob, realtime_open)
+
+    # Removing a member asks first, in place; nothing happens until it is confirmed.
+    eve.find_element(By.ID, "chat-info-link").click()
+    row = f'#info-members .member[data-user-id="{carla_id}"]'
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + ' [data-action="remove"]')).click()
+    sure = wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + ' [data-action="remove-yes"]'))
+    assert sure.is_displayed() and "Carla Cook" in eve.find_element(By.CSS_SELECTOR, row + " .confirm-question").text
+    assert len(eve.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 3, "not removed before the confirmation"
+    eve.find_element(By.CSS_SELECTOR, row + ' [data-action="remove-no"]').click()
+    assert len(eve.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 3
+    eve.find_element(By.CSS_SELECTOR, row + ' [data-action="remove"]').click()
+    wait_for(eve, lambda d: d.find_element(By.CSS_SELECTOR, row + ' [data-action="remove-yes"]')).click()
+    wait_for(eve, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#info-members .member")) == 2)
+    wait_for(bob, lambda d: system_lines(d) == ["Eve Employee creó el grupo", "Eve Employee quitó a Carla Cook"])
+    click_when_there(eve, f'#info-members .member[data-user-id="{bob_id}"] [data-action="grant"]')
+    wait_for(bob, lambda d: system_lines(d)[-1:] == ["Eve Employee te hizo admin"])
+    assert not bob.find_elements(By.CSS_SELECTOR, '#chat-messages .msg-system [data-action]'), "no edit, delete or translate on a line"
+    eve.find_element(By.ID, "info-back").click()
+    wait_for(eve, lambda d: system_lines(d) == ["You created the group", "You removed Carla Cook", "You made Bob Builder an admin"])
+    wait_for(eve, realtime_open)
+
+    # Leaving asks first too; the others see the line live.
+    bob.find_element(By.ID, "chat-info-link").click()
+    wait_for(bob, lambda d: d.find_element(By.ID, "info-leave")).click()
+    wait_for(bob, lambda d: d.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').is_displayed())
+    assert bob.find_element(By.CSS_SELECTOR, "#info-actions .confirm-question").text.startswith("¿Salir de este grupo?")
+    bob.find_element(By.CSS_SELECTOR, '[data-action="leave-yes"]').click()
+    wait_for(bob, lambda d: d.execute_script("return location.hash") == "#/chat")
+    wait_for(eve, lambda d: system_lines(d)[-1:] == ["Bob Builder left the group"])
+    assert [m.value_of_css_property("text-align") for m in eve.find_elements(By.CSS_SELECTOR, "#chat-messages .msg-system")] == ["center"] * 4
+    problems = axe_problems(eve, "chat with system lines")
+    shot(eve, ctx, "chat-system-lines")
+    # At phone width: the lines and the "New message" screen fit without sideways scrolling.
+    # (axe runs at desktop width, as for the other chat screens: the phone header is not this test's.)
+    eve.set_window_size(390, 800)
+    wait_for(eve, lambda d: horizontal_overflow(d) <= 0)
+    shot(eve, ctx, "chat-system-lines-phone")
+    eve.get(server.url + "/#/chat?view=new")
+    wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#direct-people .member"))
+    assert horizontal_overflow(eve) <= 0
+    shot(eve, ctx, "chat-new-message-phone")
+    eve.set_window_size(1200, 900)
+    problems += axe_problems(eve, "new message")
+    assert not problems, "\n".join(problems)
+    no_script_errors(eve, bob)
 
 
 @test
@@ -1947,7 +2258,7 @@ def an_employee_asks_for_days_with_a_half_day_and_an_admin_approves_live(ctx):
     assert text_content(eve.find_element(By.ID, "hol-summary-approved")) == days_text(request["days"])
     assert "Have a good time" in eve.find_element(By.CSS_SELECTOR, f"#hol-requests [data-request-id='{request['id']}']").text
     shot(eve, ctx, "holiday-mine-approved")
-    eve.get(server.url + "/#/notices")
+    eve.get(server.url + "/#/notices?tab=mine")
     screen(eve, "notices")
     wait_for(eve, lambda d: d.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item"))
     holiday_notices = [e.text for e in eve.find_elements(By.CSS_SELECTOR, "#notices-list .notice-item") if "For you" in e.text]

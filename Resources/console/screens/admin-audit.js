@@ -1,11 +1,30 @@
-// Admin: the audit log, newest first, a page at a time ("Older"), filtered by kind of event and
-// by person. Each entry says who did what, to whom and when, in words and in local time.
+// Admin: the audit log, newest first, a page at a time ("Older"), filtered by kind (people,
+// settings, holidays…), by one event and by person. Each entry says who did what, to whom and
+// when, in words and in local time.
 import { get } from "../api.js";
 import { t, eventName } from "../i18n.js";
 import { h, notice, when, errorText } from "../dom.js";
 
 const pageSize = 50;
 const peopleLimit = 200;
+
+/// The kinds the filter offers: each the first words of the event names it keeps (the server
+/// matches `holiday` with every `holiday.…`).
+const kinds = [
+  ["people", "user,role,password,avatar,setup"],
+  ["signins", "login,logout"],
+  ["settings", "settings"],
+  ["company", "company"],
+  ["holidays", "holiday"],
+  ["notices", "notice"],
+  ["translation", "translation"],
+  ["invites", "invite"],
+];
+
+/// Whether `event` is of the kind whose words are `words`.
+function ofKind(event, words) {
+  return words.split(",").some((w) => event === w || event.startsWith(w + "."));
+}
 
 function person(id, username, names) {
   const name = names.get(id);
@@ -31,7 +50,10 @@ function entry(item, names) {
 
 export async function render(root, ctx) {
   const status = notice();
+  const kindSelect = h("select", { id: "audit-kind" }, h("option", { value: "" }, t("audit.allKinds")),
+    ...kinds.map(([id, words]) => h("option", { value: words, dataset: { kind: id } }, t("audit.kind." + id))));
   const eventSelect = h("select", { id: "audit-event" }, h("option", { value: "" }, t("audit.allEvents")));
+  let eventNames = [];
   const personSelect = h("select", { id: "audit-person" }, h("option", { value: "" }, t("audit.everyone")));
   const list = h("ol.audit-list", { id: "audit-list", "aria-busy": "true" });
   const older = h("button.secondary", { type: "button", id: "audit-older", hidden: true }, t("audit.older"));
@@ -42,6 +64,7 @@ export async function render(root, ctx) {
   root.append(
     h("div.page-head", {}, h("h1", {}, t("audit.title")), h("p.muted", {}, t("audit.intro"))),
     h("div.toolbar.filters", {},
+      h("div.field", {}, h("label", { for: "audit-kind" }, t("audit.filterKind")), kindSelect),
       h("div.field", {}, h("label", { for: "audit-event" }, t("audit.filterEvent")), eventSelect),
       h("div.field", {}, h("label", { for: "audit-person" }, t("audit.filterPerson")), personSelect)),
     status, list, h("div.actions", {}, older));
@@ -50,7 +73,7 @@ export async function render(root, ctx) {
     const mine = before === null ? ++sequence : sequence;
     const params = new URLSearchParams({ limit: String(pageSize) });
     if (before !== null) params.set("before", String(before));
-    if (eventSelect.value) params.set("event", eventSelect.value);
+    if (eventSelect.value || kindSelect.value) params.set("event", eventSelect.value || kindSelect.value);
     if (personSelect.value) params.set("userId", personSelect.value);
     try {
       const result = await get("/admin/audit?" + params);
@@ -69,6 +92,18 @@ export async function render(root, ctx) {
     }
   }
 
+  /// The events to choose from: those of the chosen kind (every one without a kind).
+  function fillEvents() {
+    const keep = eventSelect.value;
+    const shown = eventNames.filter((e) => !kindSelect.value || ofKind(e, kindSelect.value))
+      .map((e) => [e, eventName(e)])
+      .sort((a, b) => a[1].localeCompare(b[1]));
+    eventSelect.replaceChildren(h("option", { value: "" }, t("audit.allEvents")),
+      ...shown.map(([e, label]) => h("option", { value: e }, label)));
+    eventSelect.value = shown.some(([e]) => e === keep) ? keep : "";
+  }
+
+  kindSelect.addEventListener("change", () => { fillEvents(); load(null); });
   eventSelect.addEventListener("change", () => load(null));
   personSelect.addEventListener("change", () => load(null));
   older.addEventListener("click", async () => {
@@ -82,11 +117,8 @@ export async function render(root, ctx) {
     get(`/users?status=all&limit=${peopleLimit}`).catch(() => null),
   ]);
   if (!ctx.alive()) return;
-  const eventNames = Array.isArray(events?.items) ? events.items.filter((e) => typeof e === "string") : [];
-  eventSelect.append(...eventNames
-    .map((e) => [e, eventName(e)])
-    .sort((a, b) => a[1].localeCompare(b[1]))
-    .map(([e, label]) => h("option", { value: e }, label)));
+  eventNames = Array.isArray(events?.items) ? events.items.filter((e) => typeof e === "string") : [];
+  fillEvents();
   for (const u of people?.items ?? []) {
     const name = u.displayName || u.username;
     names.set(u.id, name);

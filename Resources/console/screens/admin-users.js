@@ -1,8 +1,10 @@
 // Admin: every user, creating users (a generated password is shown once), editing their details,
-// changing roles, deactivating and reactivating, and resetting passwords.
+// changing roles, deactivating and reactivating, resetting passwords, and inviting people
+// (screens/admin-invites.js).
 import { get, post, patch } from "../api.js";
 import { t, counts as countsText, takenProblems } from "../i18n.js";
 import { h, field, showFieldErrors, notice, avatar, copyButton, errorText, submitForm, languageSelect, confirmInline } from "../dom.js";
+import { invitesSection } from "./admin-invites.js";
 
 export function render(root, ctx) {
   const status = notice();
@@ -230,7 +232,7 @@ export function render(root, ctx) {
 
   root.append(
     h("div.page-head", {}, h("h1", {}, t("admin.title")), counts),
-    secretSlot, form,
+    secretSlot, form, invitesSection(ctx),
     h("section.card", { "aria-labelledby": "list-title" }, h("h2", { id: "list-title" }, t("admin.list")), status, list,
       shownNote, h("div.actions", {}, more)));
   load();

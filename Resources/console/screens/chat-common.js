@@ -39,6 +39,43 @@ export function people() {
   };
 }
 
+/// The people a message needs named: its sender, and for a system line the people it concerns.
+export function messagePeople(m) {
+  return [m?.senderId, ...(m?.kind === "system" ? (m.system?.actorId !== undefined ? [m.system.actorId] : []).concat(m.system?.userIds ?? []) : [])]
+    .filter((x) => x !== undefined && x !== null);
+}
+
+const systemKeys = {
+  "chat.created": ["chat.sys.createdMe", null, "chat.sys.created"],
+  "member.added": ["chat.sys.addedByMe", "chat.sys.addedMe", "chat.sys.added"],
+  "member.removed": ["chat.sys.removedByMe", "chat.sys.removedMe", "chat.sys.removed"],
+  "member.left": ["chat.sys.leftMe", null, "chat.sys.left"],
+  "admin.granted": ["chat.sys.grantedByMe", "chat.sys.grantedMe", "chat.sys.granted"],
+  "admin.revoked": ["chat.sys.revokedByMe", "chat.sys.revokedMe", "chat.sys.revoked"],
+  "chat.renamed": ["chat.sys.renamedByMe", null, "chat.sys.renamed"],
+};
+
+/// A system line in plain words for the reader: "Ana added Bob", "You left the group",
+/// "Ana made you an admin" (names from `who`, which must have loaded messagePeople(m)).
+export function systemText(m, me, who) {
+  const line = m?.system ?? {};
+  const actor = Number(line.actorId);
+  const users = (line.userIds ?? []).map(Number);
+  const keys = systemKeys[line.event];
+  if (!keys) return t("chat.sys.changed");
+  // Joining a public group is adding oneself.
+  if (line.event === "member.added" && users.length === 1 && users[0] === actor) {
+    return actor === me.id ? t("chat.sys.joinedMe") : t("chat.sys.joined", { actor: who.name(actor) });
+  }
+  const [byMe, toMe, plain] = keys;
+  const names = users.map((id) => (id === me.id ? t("chat.sys.you") : who.name(id)));
+  const list = new Intl.ListFormat(lang(), { type: "conjunction" }).format(names);
+  const params = { actor: who.name(actor), users: list, name: line.name ?? "" };
+  if (actor === me.id) return t(byMe, params);
+  if (toMe && users.length === 1 && users[0] === me.id) return t(toMe, params);
+  return t(plain, params);
+}
+
 /// The other person of a direct chat (or null).
 export function otherMember(chat, me) {
   const other = (chat.members ?? []).find((m) => m.userId !== me.id);

@@ -4,7 +4,7 @@
 // A direct chat shows the other person. Live: redrawn when the chat or its members change.
 import { get, post, put, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
-import { h, field, notice, avatar, failure, errorText, submitForm, awayBadge, setTitle } from "../dom.js";
+import { h, field, notice, avatar, failure, errorText, submitForm, awayBadge, setTitle, confirmInline } from "../dom.js";
 import { people, chatName, isAdminOf, limits } from "./chat-common.js";
 import { levelSection } from "./chat-notify.js";
 
@@ -70,6 +70,19 @@ export async function render(root, ctx) {
     }
   }
 
+  /// A confirmed change: true once done (the screen then shows the chat as it is now).
+  async function attempt(call, done) {
+    try {
+      await call();
+    } catch (error) {
+      status.set("bad", error?.code === "last_admin" ? t("err.last_admin_chat") : errorText(error));
+      return false;
+    }
+    if (done) status.set("ok", done);
+    await load();
+    return true;
+  }
+
   function memberRow(member, amAdmin) {
     const user = who.user(member.userId);
     const name = who.name(member.userId);
@@ -81,9 +94,11 @@ export async function render(root, ctx) {
       toggle.addEventListener("click", () => act(toggle,
         () => (member.admin ? del : put)(`/chats/${chatId}/admins/${member.userId}`),
         t(member.admin ? "chat.revoked" : "chat.granted", { name })));
-      const remove = h("button.secondary.small.danger", { type: "button", dataset: { action: "remove" } }, t("chat.removeMember"));
-      remove.addEventListener("click", () => act(remove, () => del(`/chats/${chatId}/members/${member.userId}`), t("chat.removed", { name })));
-      buttons.push(toggle, remove);
+      // Removing someone asks first, in place.
+      const remove = confirmInline({ label: t("chat.removeMember"), question: t("chat.removeConfirm", { name }), yes: t("chat.removeYes"),
+        action: "remove", ariaLabel: t("chat.removeMemberNamed", { name }), small: true,
+        onConfirm: () => attempt(() => del(`/chats/${chatId}/members/${member.userId}`), t("chat.removed", { name })) });
+      buttons.push(toggle, ...remove);
     }
     return h("li.member", { dataset: { userId: member.userId } },
       avatar(user, "sm"),
@@ -154,12 +169,15 @@ export async function render(root, ctx) {
       amAdmin ? addMemberForm() : null));
     parts.push(levelSection(chat));
     if (chat.kind === "group") {
-      const leave = h("button.secondary", { type: "button", id: "info-leave" }, t("chat.leave"));
-      leave.addEventListener("click", async () => {
-        leave.disabled = true;
-        try { await post(`/chats/${chatId}/leave`); ctx.navigate("#/chat"); } catch (error) { status.set("bad", errorText(error)); leave.disabled = false; }
-      });
-      const buttons = [leave];
+      // Leaving asks first, in place.
+      const leave = confirmInline({ label: t("chat.leave"), question: t("chat.leaveConfirm"), yes: t("chat.leaveYes"), action: "leave",
+        onConfirm: async () => {
+          try { await post(`/chats/${chatId}/leave`); } catch (error) { status.set("bad", errorText(error)); return false; }
+          ctx.navigate("#/chat");
+          return true;
+        } });
+      leave[0].id = "info-leave";
+      const buttons = [...leave];
       if (amAdmin) {
         if (confirmDelete) {
           const yes = h("button.danger", { type: "button", id: "info-delete-yes" }, t("chat.deleteGroupYes"));

@@ -1,4 +1,5 @@
-// The rest of the chat section, on #/chat?view=…: "new" creates a group (name, description,
+// The rest of the chat section, on #/chat?view=…: "new" starts a conversation: a person chosen
+// from the directory (their direct chat, opened or made once) or a new group (name, description,
 // tags, public, members chosen from the directory); "public" lists the public groups to open or
 // join; "contacts" is my list of people (add from the directory, message, remove); "search"
 // finds my messages, each result with its snippet shown as text and a link to its chat.
@@ -21,10 +22,40 @@ async function renderNew(root, ctx) {
     fields.name.wrap, fields.description.wrap, fields.tags.wrap, fields.public.wrap,
     h("fieldset.group", {}, h("legend", {}, t("chat.members")), filter, choices),
     status, h("div.actions", {}, create));
-  root.append(h("div.page-head", {}, h("h1", {}, t("chat.title"))), chatTabs("new"), form);
+  // A person: search the directory, then "Message" opens (or makes) the direct chat.
+  const personFilter = h("input", { id: "direct-filter", type: "search", maxlength: 100, placeholder: t("chat.findPerson"),
+    "aria-label": t("chat.findPerson"), "aria-controls": "direct-people" });
+  const personList = h("ul.members", { id: "direct-people", "aria-live": "polite" });
+  const directStatus = notice();
+  directStatus.id = "direct-status";
+  const direct = h("section.card", { id: "direct-card", "aria-labelledby": "direct-title" },
+    h("h2", { id: "direct-title" }, t("chat.messagePerson")), personFilter, personList, directStatus);
+  root.append(h("div.page-head", {}, h("h1", {}, t("chat.newMessage"))), chatTabs("new"), direct,
+    h("p.muted", { id: "group-intro" }, t("chat.orNewGroup")), form);
 
   const everyone = (await who.all()).filter((u) => u.id !== ctx.me.id && u.active !== false);
   if (!ctx.alive()) return null;
+  const plainText = (s) => String(s ?? "").normalize("NFD").replace(/\p{M}/gu, "").toLocaleLowerCase();
+  const maxShown = 20;
+  function drawPeople() {
+    const q = plainText(personFilter.value.trim());
+    const shown = everyone.filter((u) => !q || plainText(u.displayName).includes(q) || plainText(u.username).includes(q)).slice(0, maxShown);
+    personList.replaceChildren(...shown.map((u) => {
+      const name = u.displayName || u.username;
+      const open = h("button.secondary.small", { type: "button", dataset: { action: "message", userId: u.id }, "aria-label": t("chat.messageNamed", { name }) },
+        t("chat.message"));
+      open.addEventListener("click", async () => {
+        open.disabled = true;
+        try { await openDirect(u.id, ctx.navigate); } catch (error) { directStatus.set("bad", errorText(error)); open.disabled = false; }
+      });
+      return h("li.member", { dataset: { userId: u.id } }, avatar(u, "sm"),
+        h("div.member-main", {}, h("span", {}, name), u.position ? h("span.muted", {}, " · " + u.position) : null),
+        h("div.member-actions", {}, open));
+    }));
+    if (!shown.length) personList.append(h("li.empty", {}, t("dir.empty")));
+  }
+  personFilter.addEventListener("input", drawPeople);
+  drawPeople();
   function drawChoices() {
     const q = filter.value.trim().toLocaleLowerCase();
     const plain = (s) => String(s ?? "").normalize("NFD").replace(/\p{M}/gu, "").toLocaleLowerCase();
@@ -45,7 +76,7 @@ async function renderNew(root, ctx) {
     const sent = await submitForm({ button: create, fields, status }, () => post("/chats", body));
     if (sent.ok) ctx.navigate(`#/chat?id=${encodeURIComponent(sent.result.id)}`);
   });
-  fields.name.input.focus();
+  personFilter.focus();
   return null;
 }
 

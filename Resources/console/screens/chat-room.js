@@ -10,8 +10,8 @@
 import { get, post, put, patch, del } from "../api.js";
 import { t, tn, dateTime } from "../i18n.js";
 import { h, notice, failure, errorText, awayBadge, setTitle } from "../dom.js";
-import { people, chatName, chatPicture, otherMember, isAdminOf, bodyNodes, dayKey, dayLabel, clockTime, newClientId, pending, maxBody }
-  from "./chat-common.js";
+import { people, chatName, chatPicture, otherMember, isAdminOf, bodyNodes, dayKey, dayLabel, clockTime, newClientId, pending, maxBody,
+  messagePeople, systemText } from "./chat-common.js";
 import { translationLanguages, languageName, translationProblem, translatedMark, targetLang, alreadyIn } from "./translation-common.js";
 
 const pageSize = 50;
@@ -43,7 +43,7 @@ export async function render(root, ctx) {
   try {
     [chat, first, offer, chosen] = await Promise.all([get(`/chats/${chatId}`), get(`/chats/${chatId}/messages?limit=${pageSize}`),
       translationLanguages(), get(`/chats/${chatId}/translation`).catch(() => null)]);
-    await who.load([...(chat.members ?? []).map((m) => m.userId), ...(first.items ?? []).map((m) => m.senderId)]);
+    await who.load([...(chat.members ?? []).map((m) => m.userId), ...(first.items ?? []).flatMap(messagePeople)]);
   } catch (error) {
     if (!ctx.alive()) return null;
     root.append(back, h("h1", {}, t("chat.title")), failure(error, t("err.network")));
@@ -213,7 +213,15 @@ export async function render(root, ctx) {
     return buttons.some(Boolean) ? h("div.msg-actions", {}, ...buttons) : null;
   }
 
+  /// A system line: who came and went, centred and quiet, in words; nothing to edit, delete or translate.
+  function systemItem(m) {
+    return h("li.msg-system" + (m.id === revealed ? ".found" : ""), { dataset: { messageId: m.id, kind: "system" }, id: `msg-${m.id}` },
+      h("p", {}, h("span.system-text", {}, systemText(m, me, who)), " · ",
+        h("time", { datetime: m.createdAt, title: dateTime(m.createdAt) }, clockTime(m.createdAt))));
+  }
+
   function messageItem(m, showSender) {
+    if (m.kind === "system") return systemItem(m);
     const mine = m.senderId === me.id;
     const mentioned = !m.deleted && Array.isArray(m.mentions) && m.mentions.includes(me.id);
     const cls = "li.msg" + (mine ? ".mine" : "") + (m.deleted ? ".is-deleted" : "") + (mentioned ? ".mentions-me" : "");
@@ -259,7 +267,8 @@ export async function render(root, ctx) {
       }
       const showSender = chat.kind === "group" && m.senderId !== me.id && m.senderId !== sender;
       nodes.push(messageItem(m, showSender));
-      sender = m.senderId;
+      // After a system line the next message names its sender again.
+      sender = m.kind === "system" ? null : m.senderId;
     }
     for (const item of outbox) nodes.push(outboxItem(item));
     if (!nodes.length) nodes.push(h("li.empty", { id: "chat-room-empty" }, t("chat.startHere")));
@@ -295,7 +304,7 @@ export async function render(root, ctx) {
     try {
       const page = await get(`/chats/${chatId}/messages?before=${firstId}&limit=${pageSize}`);
       const items = page.items ?? [];
-      await who.load(items.map((m) => m.senderId));
+      await who.load(items.flatMap(messagePeople));
       if (!ctx.alive()) return;
       items.forEach(upsert);
       hasOlder = items.length >= pageSize;
@@ -449,7 +458,7 @@ export async function render(root, ctx) {
     try {
       const page = await get(`/chats/${chatId}/messages?limit=${pageSize}`);
       const items = page.items ?? [];
-      await who.load(items.map((m) => m.senderId));
+      await who.load(items.flatMap(messagePeople));
       if (!ctx.alive()) return;
       const newest = sorted().at(-1)?.id ?? 0;
       // Further behind than one page: start again from the newest page.
@@ -467,13 +476,14 @@ export async function render(root, ctx) {
     ctx.realtime.on("message.created", async ({ data }) => {
       if (!forThisChat(data) || gone) return;
       const m = data.message;
-      await who.load([m.senderId]);
+      await who.load(messagePeople(m));
       if (!ctx.alive()) return;
       const isNew = !messages.has(m.id);
       upsert(m);
       // (My own message may arrive before the POST's answer; that answer has the same id, so
       // it replaces the pending copy instead of adding one.)
-      if (isNew && m.senderId !== me.id) {
+      if (isNew && m.kind === "system") announce.textContent = systemText(m, me, who);
+      else if (isNew && m.senderId !== me.id) {
         announce.textContent = t("chat.announce", { name: who.name(m.senderId), body: String(m.body ?? "").slice(0, 200) });
       }
       draw();

@@ -5,7 +5,7 @@
 import { get } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, failure } from "../dom.js";
-import { people, chatName, chatPicture, shortTime, chatTabs } from "./chat-common.js";
+import { people, chatName, chatPicture, shortTime, chatTabs, messagePeople, systemText } from "./chat-common.js";
 import { pushSupported, pushHint } from "../push.js";
 
 const refreshDelayMs = 250;
@@ -15,6 +15,8 @@ const listEvents = ["message.created", "message.updated", "message.deleted", "ch
 function preview(chat, me, who) {
   const last = chat.lastMessage;
   if (!last) return h("p.chat-preview.muted", {}, t("chat.noMessages"));
+  // Who came and went, in words: "Ana added Bob".
+  if (last.kind === "system") return h("p.chat-preview.system", {}, systemText(last, me, who));
   const sender = last.senderId === me.id ? t("chat.you") : (chat.kind === "group" ? who.name(last.senderId) : null);
   const text = last.deleted ? t("chat.deleted") : String(last.body ?? "").replace(/\s+/g, " ");
   return h("p.chat-preview" + (last.deleted ? ".deleted" : ""), {}, sender ? sender + ": " : "", text);
@@ -76,7 +78,8 @@ async function renderList(root, ctx) {
   const who = people();
   const list = h("ul.chat-list", { id: "chat-list", "aria-busy": "true" });
   const problem = h("div", { id: "chat-problem" });
-  root.append(h("div.page-head", {}, h("h1", {}, t("chat.title"))), chatTabs("list"), searchForm(ctx), notificationOffer(ctx), problem, list);
+  const start = h("a.button", { href: "#/chat?view=new", id: "chat-new" }, t("chat.newMessage"));
+  root.append(h("div.page-head", {}, h("h1", {}, t("chat.title")), start), chatTabs("list"), searchForm(ctx), notificationOffer(ctx), problem, list);
 
   let sequence = 0;
   async function load() {
@@ -84,7 +87,7 @@ async function renderList(root, ctx) {
     try {
       const { items } = await get("/chats");
       const chats = Array.isArray(items) ? items : [];
-      await who.load(chats.flatMap((c) => [...(c.members ?? []).map((m) => m.userId), c.lastMessage?.senderId].filter((x) => x !== undefined && x !== null)));
+      await who.load(chats.flatMap((c) => [...(c.members ?? []).map((m) => m.userId), ...messagePeople(c.lastMessage)]));
       if (mine !== sequence || !ctx.alive()) return;
       problem.replaceChildren();
       list.replaceChildren(...chats.map((c) => row(c, ctx.me, who)));

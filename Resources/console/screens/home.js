@@ -1,4 +1,5 @@
-// Home: pinned notices, then the most recent ones. For an admin of a company that has just
+// Home: personal updates ("Updates for you", unread first), pinned company notices, then the
+// most recent ones. For an admin of a company that has just
 // started, a short checklist of first steps (each ticked from what the server says, each linking
 // to its screen), gone once everything is done. With the holidays module: for an admin, how many
 // holiday requests wait for a decision; for everyone, their days left and their requests still
@@ -63,6 +64,7 @@ export async function render(root, ctx) {
   // (which also brings its notice for the person concerned).
   const offs = [
     ctx.realtime?.on("notice.created", () => { if (ctx.alive()) loadNotices(ctx, content); }),
+    ctx.realtime?.on("notices.read", () => { if (ctx.alive()) loadNotices(ctx, content); }),
     holidays ? ctx.realtime?.on("holiday.updated", () => { if (ctx.alive()) { loadHolidays(ctx, holidaySlot); loadNotices(ctx, content); } }) : null,
     holidays ? ctx.realtime?.on("resync", () => { if (ctx.alive()) loadHolidays(ctx, holidaySlot); }) : null,
   ];
@@ -106,8 +108,12 @@ async function loadHolidays(ctx, slot) {
 
 async function loadNotices(ctx, content) {
   let result;
+  let mine;
   try {
-    result = ctx.hasPage("notices") ? await get("/notices?limit=50") : { items: [] };
+    // Company news in "Pinned" and "Latest notices"; personal updates in "Updates for you".
+    [result, mine] = ctx.hasPage("notices")
+      ? await Promise.all([get("/notices?limit=50&kind=company"), get(`/notices?limit=${mineCount * 4}&kind=holiday`)])
+      : [{ items: [] }, { items: [] }];
   } catch (error) {
     if (!ctx.alive()) return;
     content.replaceChildren(failure(error instanceof ApiError ? error : null, t("err.network")));
@@ -130,8 +136,24 @@ async function loadNotices(ctx, content) {
       ? h("ul.notice-list", { id: "home-recent" }, ...recent.map((n) => summary(n, { heading: "h3" })))
       : h("p.empty", { id: "home-empty" }, t(pinned.length ? "home.noMore" : "home.empty")),
     h("p", {}, h("a", { href: "#/notices" }, t("home.allNotices")))));
+  const updates = updatesForYou(mine);
+  if (updates) sections.unshift(updates);
   content.replaceChildren(...sections);
   content.setAttribute("aria-busy", "false");
+}
+
+// --- Updates for you: personal notices (holiday decisions), unread first ---
+const mineCount = 5;
+
+/// The card of personal updates, unread first then newest, or nothing when there are none.
+function updatesForYou(page) {
+  const items = (Array.isArray(page?.items) ? page.items : [])
+    .slice().sort((a, b) => Number(a.read) - Number(b.read) || b.id - a.id).slice(0, mineCount);
+  if (!items.length) return null;
+  return h("section.card", { "aria-labelledby": "home-mine-title" },
+    h("h2", { id: "home-mine-title" }, t("home.mine")),
+    h("ul.notice-list", { id: "home-mine" }, ...items.map((n) => summary(n, { heading: "h3" }))),
+    h("p", {}, h("a", { href: "#/notices?tab=mine", id: "home-mine-all" }, t("home.allMine"))));
 }
 
 /// The company's feed under the notices: nothing when it has no entries (and, for an admin, no

@@ -1,5 +1,6 @@
 // The login screen: username or email and password; errors in words; whom to ask about a
-// forgotten password (there is no e-mail: an admin resets it).
+// forgotten password (there is no e-mail: an admin resets it); "Create an account" when the
+// company lets people sign up (saying which addresses when only its domain's may).
 import { get } from "../api.js";
 import { t } from "../i18n.js";
 import { h, notice } from "../dom.js";
@@ -15,6 +16,14 @@ export function render(root, ctx) {
   get("/auth/password-help", { quiet401: true }).then(({ adminName }) => {
     if (adminName && ctx.alive()) forgotten.textContent = t("login.forgotNamed", { name: adminName });
   }).catch(() => { /* the words without a name stay */ });
+  const signUp = h("p.hint", { id: "login-signup", hidden: true });
+  get("/auth/registration", { quiet401: true }).then(({ mode, domain }) => {
+    if (!ctx.alive() || mode === "closed") return;
+    signUp.replaceChildren(
+      mode === "domain" ? t("login.createAccountDomain", { domain }) + " " : "",
+      h("a", { href: "#/join", id: "login-create-account" }, t("login.createAccount")));
+    signUp.hidden = false;
+  }).catch(() => { /* no sign-up link: the login form still works */ });
   const form = h("form.card.login", { id: "login-form", novalidate: true },
     h("h1", {}, t("login.title")),
     h("p.muted", {}, t("login.intro")),
@@ -22,7 +31,8 @@ export function render(root, ctx) {
     h("div.field", {}, h("label", { for: "login-name" }, t("login.login")), loginInput),
     h("div.field", {}, h("label", { for: "login-password" }, t("login.password")), passwordInput),
     h("div.actions", {}, submit),
-    forgotten);
+    forgotten,
+    signUp);
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -1,7 +1,8 @@
-// The notice board: the list (pinned first, then newest; "Older" pages back), one notice opened
-// (#/notices?id=N, which marks it read), mark all as read. Admins post, edit and delete company
-// notices and see how many of the people concerned have read each one. The list follows
-// notice.created from the realtime stream.
+// The notice board in two tabs: company news (#/notices) and personal updates such as holiday
+// decisions ("For you", #/notices?tab=mine), each a list (pinned first, then newest; "Older"
+// pages back) with its own "Mark all as read"; one notice opened (#/notices?id=N, which marks it
+// read). Admins post, edit and delete company notices and see how many of the people concerned
+// have read each one. The list follows notice.created and notices.read from the realtime stream.
 import { get, post, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, field, showFieldErrors, notice, richText, when, failure, errorText, submitForm, confirmInline } from "../dom.js";
@@ -111,7 +112,26 @@ function noticeForm({ id, initial = {}, submitLabel, onSubmit, onCancel }) {
   return { form, fields, status };
 }
 
+/// The two tabs: which kind each lists, its route and its name.
+const tabs = [
+  { id: "news", kind: "company", route: "#/notices", key: "notices.tab.news" },
+  { id: "mine", kind: "holiday", route: "#/notices?tab=mine", key: "notices.tab.mine" },
+];
+
+/// The tab bar, each tab with its unread count in words for a screen reader.
+function tabBar(current, unreadByKind) {
+  return h("nav.tabs", { "aria-label": t("notices.tabs") },
+    h("ul", {}, ...tabs.map((tab) => {
+      const n = Number(unreadByKind?.[tab.kind]) || 0;
+      return h("li", {}, h("a", { href: tab.route, id: `notices-tab-${tab.id}`, "aria-current": tab.id === current.id ? "page" : null },
+        t(tab.key), n ? h("span.nav-badge", { dataset: { count: n } }, h("span", { "aria-hidden": "true" }, String(n)),
+          h("span.sr-only", {}, ", " + tn("notices.unreadCount", n))) : null));
+    })));
+}
+
 async function renderList(root, ctx) {
+  const tab = tabs.find((x) => x.id === ctx.params.get("tab")) ?? tabs[0];
+  const tabSlot = h("div", { id: "notices-tabs" }, tabBar(tab, null));
   const names = authorNames();
   const status = notice();
   status.id = "notices-status";
@@ -148,7 +168,7 @@ async function renderList(root, ctx) {
   }
 
   async function load(before) {
-    const params = new URLSearchParams({ limit: String(pageSize) });
+    const params = new URLSearchParams({ limit: String(pageSize), kind: tab.kind });
     if (before !== null) params.set("before", String(before));
     const result = await get("/notices?" + params);
     translating = (await offer).available;
@@ -156,12 +176,13 @@ async function renderList(root, ctx) {
     const items = Array.isArray(result.items) ? result.items : [];
     if (before === null) list.replaceChildren();
     list.append(...items.map(item));
-    if (before === null && items.length === 0) list.append(h("li.empty", {}, t("notices.empty")));
+    if (before === null && items.length === 0) list.append(h("li.empty", {}, t(tab.kind === "holiday" ? "notices.emptyMine" : "notices.empty")));
     list.setAttribute("aria-busy", "false");
     // The server's cursor (null at the end); without one, a full page means there may be more.
     nextBefore = "nextBefore" in result ? result.nextBefore : (items.length === pageSize ? items[items.length - 1].id : null);
     older.hidden = nextBefore === null;
-    showUnread(Number(result.unreadCount) || 0);
+    showUnread(Number(result.unreadByKind?.[tab.kind] ?? result.unreadCount) || 0);
+    tabSlot.replaceChildren(tabBar(tab, result.unreadByKind));
   }
 
   async function reload() {
@@ -175,7 +196,7 @@ async function renderList(root, ctx) {
   readAll.addEventListener("click", async () => {
     readAll.disabled = true;
     try {
-      await post("/notices/read-all");
+      await post("/notices/read-all?kind=" + tab.kind);
       status.set("ok", t("notices.allMarked"));
       await reload();
       ctx.refreshUnread();
@@ -189,9 +210,9 @@ async function renderList(root, ctx) {
     try { await load(nextBefore); } catch (error) { status.set("bad", errorText(error)); } finally { older.disabled = false; }
   });
 
-  root.append(h("div.page-head", {}, h("h1", {}, t("notices.title")), unreadLine));
+  root.append(h("div.page-head", {}, h("h1", {}, t("notices.title")), unreadLine), tabSlot);
   const actions = h("div.actions.list-actions", {}, readAll);
-  if (ctx.isAdmin) {
+  if (ctx.isAdmin && tab.kind === "company") {
     // The form waits behind a button, so the notices stay at the top of the page.
     const compose = h("button", { type: "button", id: "notice-compose", "aria-expanded": "false", "aria-controls": "notice-new-card" },
       t("notices.new"));
@@ -225,7 +246,12 @@ async function renderList(root, ctx) {
   root.append(h("section", { "aria-label": t("notices.title") }, status, list, h("div.actions", {}, older)));
   await reload();
   // A notice posted while the list is open shows up at once (the first page is read again).
-  return ctx.realtime?.on("notice.created", () => { if (ctx.alive()) reload(); }) ?? null;
+  // Marking read in another tab of the browser shows here too.
+  const offs = [
+    ctx.realtime?.on("notice.created", () => { if (ctx.alive()) reload(); }),
+    ctx.realtime?.on("notices.read", () => { if (ctx.alive()) reload(); }),
+  ];
+  return () => offs.forEach((off) => off?.());
 }
 
 async function renderOne(root, ctx, id) {
@@ -238,6 +264,8 @@ async function renderOne(root, ctx, id) {
     return;
   }
   if (!ctx.alive()) return;
+  // Back to the tab the notice belongs to.
+  if (item.kind === "holiday") back.firstChild.setAttribute("href", "#/notices?tab=mine");
   if (!item.read) {
     // Opening a notice is reading it.
     try {

@@ -85,6 +85,16 @@ public final class PostgresConnection {
     /// The connection's socket, to wait on with poll/epoll for notifications.
     public var socketDescriptor: Int32 { PQsocket(handle) }
 
+    /// True while a transaction is open on this connection (also when it failed and awaits a
+    /// ROLLBACK).
+    public var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// Rows the last statement changed (or returned), from its command tag.
+    public private(set) var lastChangedRows = 0
+
     /// The dialect `SQL` values render with on this connection.
     public var dialect: SQLDialect { .postgresql }
 
@@ -145,6 +155,7 @@ public final class PostgresConnection {
         }
         defer { PQclear(result) }
         try check(result, sql: sql)
+        lastChangedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
         return try body(result!)
     }
 

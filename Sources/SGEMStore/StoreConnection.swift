@@ -1,0 +1,99 @@
+/// What the store needs of a backend's connection: the seam under `Store` and `Database`.
+/// SQLite's `Connection` and PostgreSQL's `PostgresStoreConnection` implement it; the writer
+/// loop, the readers, migrations and every repository (through `Database`) speak only to this.
+///
+/// Statements arrive in the store's one placeholder form — `?` (or `?N`, numbered) — and each
+/// backend renders them its own way. A connection is confined to the one thread that uses it.
+protocol StoreConnection: AnyObject {
+    /// How `SQL` values render on this connection.
+    var dialect: SQLDialect { get }
+
+    /// Runs one statement with `bindings`, ignoring any rows.
+    func execute(_ sql: String, _ bindings: [SQLValue]) throws
+
+    /// Runs one statement with `bindings` and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ bindings: [SQLValue]) throws -> [Row]
+
+    /// Runs several statements separated by `;`, without bindings (schema scripts).
+    func executeScript(_ sql: String) throws
+
+    /// True while a transaction is open.
+    var isInTransaction: Bool { get }
+
+    /// The id the most recent INSERT into a table with an identity key received.
+    func lastInsertedID() throws -> Int64
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    var changes: Int { get }
+
+    // MARK: The writer
+
+    /// Opens the writer's batch transaction: exclusive among writers (SQLite's `BEGIN IMMEDIATE`;
+    /// on PostgreSQL an advisory lock taken first thing, so check-then-write rules hold across
+    /// processes and ids become visible in commit order). Reconnects a lost connection first.
+    func beginWriteBatch() throws
+
+    /// Runs a write job's body with transaction control refused (the store owns the transaction).
+    func runGuarded<T>(_ body: () throws -> T) throws -> T
+
+    /// After a job ran: an error when it left a constraint violation that would fail the COMMIT
+    /// of the whole batch (SQLite's deferred foreign keys), so that job alone is rolled back.
+    func checkJobConstraints() throws
+
+    /// True when the connection can still be used (false after the server went away).
+    var isUsable: Bool { get }
+
+    // MARK: Readers
+
+    /// Opens a read-only snapshot transaction for a multi-statement read.
+    func beginRead() throws
+
+    /// Finalizes what it holds and closes.
+    func close()
+}
+
+extension StoreConnection {
+    /// Runs one statement without bindings.
+    func execute(_ sql: String) throws { try execute(sql, []) }
+
+    /// The first column of the first row of `sql`; `.null` when there is none.
+    func scalar(_ sql: String, _ bindings: [SQLValue] = []) throws -> SQLValue {
+        try query(sql, bindings).first?[0] ?? .null
+    }
+}
+
+/// Where a store keeps its data: an SQLite file (the default) or a PostgreSQL database.
+public enum StoreLocation: Sendable, CustomStringConvertible {
+    case sqlite(path: String)
+    case postgresql(PostgresURL)
+
+    /// Reads `--database-url`: `sqlite:PATH` (also `sqlite://PATH`) or a libpq URI
+    /// (`postgresql://…`, `postgres://…`); nil for anything else.
+    public init?(databaseURL text: String) {
+        if let url = PostgresURL(text) {
+            self = .postgresql(url)
+        } else if text.hasPrefix("sqlite:") {
+            var path = String(text.dropFirst("sqlite:".count))
+            if path.hasPrefix("//") { path.removeFirst(2) }
+            guard !path.isEmpty else { return nil }
+            self = .sqlite(path: path)
+        } else {
+            return nil
+        }
+    }
+
+    /// The file's path, or the URL with its password masked: safe for logs.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): path
+        case .postgresql(let url): url.description
+        }
+    }
+
+    /// True for PostgreSQL.
+    public var isPostgreSQL: Bool {
+        if case .postgresql = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,326 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import SGEMStore
+import SGEMSupport
+import Synchronization
+import SGEMTestSupport
+import Testing
+
+/// The store's contract, the same on SQLite and PostgreSQL: values, group commit with a savepoint
+/// per write, the write guard, errors by category, migrations, readers' snapshots; and on
+/// PostgreSQL what only several processes can show (commit order across writers, check-then-write
+/// across stores, a lost connection).
+@Suite struct StoreBackendTests {
+    static let schema: SQL = "CREATE TABLE t (id \(.identityPrimaryKey), n \(.bigintType) NOT NULL UNIQUE, label TEXT, score \(.doubleType), data \(.blobType))"
+
+    @Test(arguments: TestBackend.available)
+    func valuesRoundTripAndIdentityKeysComeBack(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { try $0.run(Self.schema) }
+        let samples: [(Int64, String?, Double?, [UInt8]?)] = [
+            (1, "Zoë 日本 'quoted' ?", 2.5, [0, 1, 0xFF]), (2, nil, nil, nil), (Int64.max, "", -0.125, []),
+        ]
+        var ids: [Int64] = []
+        for (n, label, score, data) in samples {
+            ids.append(try await store.write { db in
+                try db.execute("INSERT INTO t (n, label, score, data) VALUES (?, ?, ?, ?)", n, label, score, data)
+                #expect(db.changes == 1)
+                return db.lastInsertRowID
+            })
+        }
+        #expect(ids == [1, 2, 3])
+        let rows = try await store.read { db in
+            try db.query("SELECT n, label, score, data FROM t WHERE n >= ? ORDER BY id", Int64(0)).map { row in
+                [row[0], row[1], row[2], row[3]]
+            }
+        }
+        let expected: [[SQLValue]] = [
+            [.integer(1), .text("Zoë 日本 'quoted' ?"), .real(2.5), .blob([0, 1, 0xFF])],
+            [.integer(2), .null, .null, .null],
+            [.integer(Int64.max), .text(""), .real(-0.125), .blob([])],
+        ]
+        #expect(rows == expected)
+        // A question mark inside a literal is text, not a placeholder.
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM t WHERE label = 'Zoë 日本 ''quoted'' ?' AND n = ?", Int64(1)) } == .integer(1))
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
+    func concurrentWritesAllLandAndAThrowingOneRollsBackAlone(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { try $0.run(Self.schema) }
+        struct Refused: Error {}
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for n in 0..<60 {
+                group.addTask {
+                    do {
+                        try await store.write { db in
+                            try db.execute("INSERT INTO t (n) VALUES (?)", n)
+                            // Every seventh write throws after writing: its row must not stay.
+                            if n % 7 == 3 { throw Refused() }
+                        }
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        let kept: [Int] = (0..<60).filter { $0 % 7 != 3 }
+        let succeeded = outcomes.filter { $0 }.count
+        #expect(succeeded == kept.count)
+        let stored = try await store.read { db in try db.query("SELECT n FROM t ORDER BY n").compactMap { $0.int("n") } }
+        #expect(stored == kept)
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
+    func afterCommitRunsOnceTheWriteIsDurableAndNeverForOneRolledBack(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { try $0.run(Self.schema) }
+        final class Ran: Sendable { let numbers = Mutex<[Int]>([]) }
+        let ran = Ran()
+        struct Refused: Error {}
+        await withTaskGroup(of: Void.self) { group in
+            for n in 0..<40 {
+                group.addTask {
+                    _ = try? await store.write { db in
+                        try db.execute("INSERT INTO t (n) VALUES (?)", n)
+                        db.afterCommit {
+                            // Committed: another connection sees the row already.
+                            ran.numbers.withLock { $0.append(n) }
+                        }
+                        if n % 5 == 0 { throw Refused() }
+                    }
+                }
+            }
+        }
+        let expected: [Int] = (0..<40).filter { $0 % 5 != 0 }
+        #expect(ran.numbers.withLock { $0.sorted() } == expected)
+        let stored = try await store.read { db in try db.query("SELECT n FROM t ORDER BY n").compactMap { $0.int("n") } }
+        #expect(stored == expected)
+        // The caller resumes after its actions ran.
+        let seen = Flag()
+        try await store.write { db in
+            try db.execute("INSERT INTO t (n) VALUES (?)", 100)
+            db.afterCommit { seen.set() }
+            #expect(!seen.isSet)
+        }
+        #expect(seen.isSet)
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
+    func transactionControlInAWriteFailsThatWriteAlone(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { try $0.run(Self.schema) }
+        for statement in ["COMMIT", "BEGIN", "ROLLBACK", "SAVEPOINT x", "RELEASE sgem_job"] {
+            let error = await #expect(throws: StoreError.self) {
+                try await store.write { db in
+                    try db.execute("INSERT INTO t (n) VALUES (?)", 100)
+                    try? db.execute(statement)   // swallowed: the write still fails
+                }
+            }
+            #expect(error?.code == .transactionControl, "\(statement)")
+        }
+        try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 1) }
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM t") } == .integer(1))
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
+    func constraintErrorsCarryTheirCategoryAndFailOnlyTheirWrite(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { db in
+            try db.run(Self.schema)
+            try db.run("CREATE TABLE child (id \(.identityPrimaryKey), parent \(.bigintType) NOT NULL REFERENCES t (id))")
+            try db.execute("INSERT INTO t (n) VALUES (?)", 1)
+        }
+        let duplicate = await #expect(throws: StoreError.self) { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 1) } }
+        #expect(duplicate?.category == .uniqueViolation)
+        let orphan = await #expect(throws: StoreError.self) { try await store.write { try $0.execute("INSERT INTO child (parent) VALUES (?)", 999) } }
+        #expect(orphan?.category == .foreignKeyViolation)
+        // The store goes on: the next write commits.
+        try await store.write { try $0.execute("INSERT INTO child (parent) VALUES (?)", 1) }
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM child") } == .integer(1))
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
+    func readersSeeOneSnapshotAndCannotWrite(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { db in
+            try db.run(Self.schema)
+            try db.execute("INSERT INTO t (n) VALUES (?)", 1)
+        }
+        let refused = await #expect(throws: StoreError.self) { try await store.read { try $0.execute("INSERT INTO t (n) VALUES (?)", 2) } }
+        #expect(refused != nil)
+        // A read's two statements see the same data although a write commits between them.
+        let entered = Flag()
+        let proceed = Flag()
+        let reading = Task {
+            try await store.read { db -> (SQLValue, SQLValue) in
+                let first = try db.scalar("SELECT count(*) FROM t")
+                entered.set()
+                _ = blockUntil { proceed.isSet }
+                return (first, try db.scalar("SELECT count(*) FROM t"))
+            }
+        }
+        #expect(await waitUntil { entered.isSet })
+        try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 3) }
+        proceed.set()
+        let (first, second) = try await reading.value
+        #expect(first == .integer(1) && second == .integer(1))
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM t") } == .integer(2))
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
+    func migrationsApplyOnceInOrderAndANewerSchemaIsRefused(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        var list = MigrationList()
+        list.add("notes.001_create", sqlite: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+                 postgresql: "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL)")
+        list.add(portable: "notes.002_seed") { db in try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 1, "first") }
+        #expect(try await store.migrate(list) == ["notes.001_create", "notes.002_seed"])
+        #expect(try await store.migrate(list) == [])
+        #expect(try await store.appliedMigrations() == ["notes.001_create", "notes.002_seed"])
+
+        // A failing migration leaves nothing of itself and is not recorded.
+        var failing = list
+        failing.add(portable: "notes.003_broken") { db in
+            try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 2, "second")
+            try db.execute("INSERT INTO no_such_table VALUES (1)")
+        }
+        let error = await #expect(throws: StoreError.self) { try await store.migrate(failing) }
+        #expect(error?.code == .migration)
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM notes") } == .integer(1))
+
+        // A binary that knows fewer migrations than the database records refuses it.
+        let older = list.before("notes.002_seed")
+        let newer = await #expect(throws: StoreError.self) { try await store.migrate(older, refuseNewerSchema: true) }
+        #expect(newer?.code == .schemaTooNew)
+        #expect(try await store.migrate(older) == [], "a module's own list (tests, tools) may be a part of the whole")
+
+        // A migration without a form for this backend: refused there before anything runs.
+        var sqliteOnly = list
+        sqliteOnly.add(portable: "notes.003_sqlite_only") { db in try db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", 3, "third") }
+        sqliteOnly.add("notes.004_sqlite_only", sql: "INSERT INTO notes (id, body) VALUES (4, 'fourth')")
+        #expect(sqliteOnly.withoutPostgreSQLForm == ["notes.004_sqlite_only"])
+        if backend == .postgresql {
+            let refused = await #expect(throws: StoreError.self) { try await store.migrate(sqliteOnly) }
+            #expect(refused?.message.contains("notes.004_sqlite_only has no PostgreSQL form") == true)
+            #expect(try await store.read { try $0.scalar("SELECT count(*) FROM notes") } == .integer(1), "not even 003 ran")
+        } else {
+            #expect(try await store.migrate(sqliteOnly) == ["notes.003_sqlite_only", "notes.004_sqlite_only"])
+        }
+        await store.close()
+    }
+}
+
+/// What only PostgreSQL's several processes can show: two stores stand for two server instances
+/// on one database.
+@Suite(.enabled(if: testDatabaseURL != nil, "set SGEM_TEST_DATABASE_URL (make test does) to run against PostgreSQL"))
+struct StoreOnPostgresTests {
+    @Test("two stores writing at once: a reader tailing by id never skips one (ids are visible in commit order)")
+    func idsBecomeVisibleInCommitOrderAcrossStores() async throws {
+        let database = try TestDatabase(.postgresql)
+        let first = try database.open()
+        let second = try database.open()
+        try await first.write { try $0.run(StoreBackendTests.schema) }
+        let writersDone = Flag()
+        // The tailer reads `id > cursor` as the journal's readers do, and keeps what it saw.
+        let tail = Task { () throws -> [Int64] in
+            var cursor: Int64 = 0
+            var seen: [Int64] = []
+            while true {
+                let finished = writersDone.isSet
+                let after = cursor
+                let ids = try await first.read { db in
+                    try db.query("SELECT id FROM t WHERE id > ? ORDER BY id", after).compactMap { $0.int64(at: 0) }
+                }
+                seen += ids
+                cursor = ids.last ?? cursor
+                if finished && ids.isEmpty { return seen }
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<400 {
+                let store = n % 2 == 0 ? first : second
+                group.addTask { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", n) } }
+            }
+            try await group.waitForAll()
+        }
+        writersDone.set()
+        let seen = try await tail.value
+        let all = try await first.read { db in try db.query("SELECT id FROM t ORDER BY id").compactMap { $0.int64(at: 0) } }
+        #expect(all.count == 400)
+        #expect(seen == all, "the tailer missed \(Set(all).subtracting(seen).count) ids")
+        await first.close()
+        await second.close()
+    }
+
+    @Test("a check-then-write rule holds across two stores: 5 places, 30 tries on two instances, 5 booked")
+    func checkThenWriteHoldsAcrossStores() async throws {
+        let database = try TestDatabase(.postgresql)
+        let first = try database.open()
+        let second = try database.open()
+        try await first.write { try $0.run("CREATE TABLE places (id \(.identityPrimaryKey), who \(.bigintType) NOT NULL)") }
+        struct Full: Error {}
+        let booked = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for who in 0..<30 {
+                let store = who % 2 == 0 ? first : second
+                group.addTask {
+                    do {
+                        try await store.write { db in
+                            guard try db.scalar("SELECT count(*) FROM places") != .integer(5) else { throw Full() }
+                            try db.execute("INSERT INTO places (who) VALUES (?)", who)
+                        }
+                        return true
+                    } catch is Full {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(booked == 5)
+        #expect(try await second.read { try $0.scalar("SELECT count(*) FROM places") } == .integer(5))
+        await first.close()
+        await second.close()
+    }
+
+    @Test("the writer's connection is killed: that write fails, the next one reconnects and commits")
+    func aLostConnectionFailsItsBatchAndReconnects() async throws {
+        let database = try TestDatabase(.postgresql)
+        let store = try database.open()
+        try await store.write { try $0.run(StoreBackendTests.schema) }
+        let pid = try await store.write { db in try db.queryOne("SELECT pg_backend_pid()")?.int64(at: 0) ?? 0 }
+        let admin = try PostgresConnection(url: try #require(testDatabaseURL))
+        #expect(try admin.query("SELECT pg_terminate_backend(\(pid))").first?.bool(at: 0) == true)
+        // The server may take a moment to end the session; a write either fails as lost or lands
+        // on a new connection, never both or neither.
+        var failedAsLost = false
+        do {
+            try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 1) }
+        } catch let error as StoreError {
+            failedAsLost = error.category == .connectionLost || error.code == .batchAborted
+            #expect(failedAsLost, "\(error)")
+        }
+        try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 2) }
+        let stored = try await store.read { db in try db.query("SELECT n FROM t ORDER BY n").compactMap { $0.int("n") } }
+        #expect(stored == (failedAsLost ? [2] : [1, 2]))
+        let newPID = try await store.write { db in try db.queryOne("SELECT pg_backend_pid()")?.int64(at: 0) ?? 0 }
+        #expect(newPID != pid)
+        await store.close()
+    }
+}
