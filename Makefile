@@ -11,7 +11,7 @@ BIN_RELEASE := .build/release/sgem-server
 # Debian's python carries Debian's selenium; pyenv shims may shadow `python3`.
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all build release run test test-swift test-browser test-any-day test-openapi test-api-fuzz test-ical test-feeds bench console clean help
+.PHONY: all build release run test test-swift test-browser test-any-day test-openapi test-api-fuzz test-ical test-feeds test-push bench console clean help
 
 all: build
 
@@ -42,7 +42,7 @@ run: release
 console:
 	python3 scripts/embed-console.py
 
-test: test-swift test-openapi test-ical test-feeds test-api-fuzz test-browser test-any-day
+test: test-swift test-openapi test-ical test-feeds test-push test-api-fuzz test-browser test-any-day
 
 test-swift:
 	@scripts/bootstrap.sh test
@@ -82,6 +82,12 @@ test-openapi: release
 test-ical: release
 	@scripts/bootstrap.sh test
 	python3 scripts/check-ical.py $(BIN_RELEASE)
+
+# Web Push against a stub push service on loopback that decrypts each payload with http_ece and
+# verifies the VAPID token with cryptography (both PyPI): a message, a mention, a holiday, a notice.
+test-push: release
+	@scripts/bootstrap.sh test
+	python3 scripts/check-push.py $(BIN_RELEASE)
 
 # The company feed's corpus read by the reference feed parser (feedparser, PyPI) against the same
 # expectations the Swift tests hold the server's parser to.

@@ -37,10 +37,11 @@ let package = Package(
         .target(name: "SGEMAccounts", dependencies: ["COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMHolidays", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
         .target(name: "SGEMTranslation", dependencies: ["SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
+        .target(name: "SGEMPush", dependencies: ["COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport"]),
 
         // Assembly and entry point.
         .target(name: "SGEMApp", dependencies: ["CSQLite", "COpenSSL", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMShell", "SGEMSupport",
-                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMNotices", "SGEMMessaging", "SGEMRealtime", "SGEMAccounts", "SGEMHolidays", "SGEMTranslation"]),
+                                                "SGEMConsole", "SGEMSystem", "SGEMCompany", "SGEMNotices", "SGEMMessaging", "SGEMRealtime", "SGEMAccounts", "SGEMHolidays", "SGEMTranslation", "SGEMPush"]),
         .executableTarget(name: "sgem-server", dependencies: ["SGEMApp"]),
 
         // Tests: one target per source target, plus end-to-end tests against the real binary.
@@ -58,6 +59,7 @@ let package = Package(
         .testTarget(name: "SGEMRealtimeTests", dependencies: ["SGEMTestSupport", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMHolidaysTests", dependencies: ["SGEMTestSupport", "SGEMHolidays", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMTranslationTests", dependencies: ["SGEMTestSupport", "SGEMTranslation", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
+        .testTarget(name: "SGEMPushTests", dependencies: ["SGEMTestSupport", "SGEMPush", "SGEMRealtime", "SGEMMessaging", "SGEMNotices", "SGEMAccounts", "SGEMCompany", "SGEMHolidays", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell", "CLinux"]),
         .testTarget(name: "SGEMCompanyTests", dependencies: ["SGEMTestSupport", "SGEMCompany", "SGEMAccounts", "SGEMApp", "SGEMCore", "SGEMHTTP", "SGEMStore", "SGEMSupport", "SGEMShell"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SGEMAppTests", dependencies: ["SGEMTestSupport", "CTestSupport", "SGEMApp", "SGEMSupport", "SGEMHTTP", "SGEMStore", "sgem-server"]),

@@ -35,6 +35,9 @@ install_python_tools() {
   pip_install icalendar icalendar
   # The company feed's corpus is checked against the reference feed parser.
   pip_install feedparser feedparser
+  # The push check decrypts pushes as a browser does (http_ece) and verifies VAPID (cryptography).
+  pip_install http_ece http_ece
+  pip_install cryptography cryptography
   # The browser tests' accessibility check (axe-core, bundled in the package) goes into the
   # python the browser tests run with: Debian's, next to its selenium (the Makefile's PYTHON).
   PIP_PYTHON="${BROWSER_PYTHON:-/usr/bin/python3}" pip_install axe-selenium-python axe_selenium_python

@@ -542,6 +542,11 @@ function registerServiceWorker() {
   // Only where the browser allows it (HTTPS, or localhost); the console works the same without.
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
   navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => { /* no offline page, nothing else lost */ });
+  // A click on a push whose window could not be navigated by the worker opens its path here.
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    const url = event.data?.type === "open" ? event.data.url : null;
+    if (typeof url === "string" && url.startsWith("#/")) location.hash = url;
+  });
 }
 
 async function boot() {

@@ -2,6 +2,8 @@
 // installed app opens with its own look, and shows an offline page when the network is gone.
 // Network first: a fresh answer always wins and refreshes the copy, so updates arrive at once.
 // API answers (/api/…) are never cached, nor is anything but a same-origin GET.
+// Pushes (Web Push) arrive here: each is shown as a notification unless a console window has
+// the focus (the person is looking at it), and a click opens the push's console path.
 const CACHE = "sgem-shell-v1";
 const OFFLINE = "/assets/offline.html";
 const SHELL = [
@@ -40,5 +42,41 @@ self.addEventListener("fetch", (event) => {
       if (request.mode === "navigate") return (await cache.match(OFFLINE)) ?? Response.error();
       return (await cache.match(request)) ?? Response.error();
     }
+  })());
+});
+
+/// The push's JSON ({type, title, body, url, tag}); nothing when it does not parse.
+function pushed(event) {
+  try { return event.data ? event.data.json() : null; } catch { return null; }
+}
+
+self.addEventListener("push", (event) => {
+  const data = pushed(event);
+  if (!data || typeof data.title !== "string") return;
+  event.waitUntil((async () => {
+    const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+    if (windows.some((w) => w.focused)) return;
+    await self.registration.showNotification(data.title, {
+      body: typeof data.body === "string" ? data.body : "",
+      tag: typeof data.tag === "string" ? data.tag : undefined,
+      data: { url: typeof data.url === "string" && data.url.startsWith("#/") ? data.url : "#/" },
+      icon: "/assets/icons/icon-192.png",
+      badge: "/assets/icons/icon-192.png",
+    });
+  })());
+});
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const target = new URL("/" + (event.notification.data?.url ?? "#/"), self.location.origin).href;
+  event.waitUntil((async () => {
+    const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+    const open = windows.find((w) => new URL(w.url).origin === self.location.origin);
+    if (open) {
+      await open.focus();
+      try { await open.navigate(target); } catch { open.postMessage({ type: "open", url: event.notification.data?.url }); }
+      return;
+    }
+    await self.clients.openWindow(target);
   })());
 });

@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
 #include <openssl/x509v3.h>
+#include "webpush.h"
 
 /* Several OpenSSL entry points are macros; these inline wrappers make them callable from Swift. */
 static inline int sgem_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {

@@ -92,7 +92,8 @@ struct UserRecord: Sendable {
     }
 
     var directoryUser: DirectoryUser {
-        DirectoryUser(id: id, username: username, displayName: displayName, email: email, role: role, active: active, language: language)
+        DirectoryUser(id: id, username: username, displayName: displayName, email: email, role: role, active: active, language: language,
+                      notificationsEnabled: notificationsEnabled)
     }
 }
 

@@ -5,6 +5,7 @@ import SGEMCore
 import SGEMHolidays
 import SGEMMessaging
 import SGEMNotices
+import SGEMPush
 import SGEMRealtime
 import SGEMSystem
 import SGEMTranslation
@@ -21,6 +22,7 @@ func allModules() -> [any Module] {
         MessagingModule(),
         RealtimeModule(),
         TranslationModule(),
+        PushModule(),
         BenchModule(),
     ]
     // The console lists every module's screens; they are known before anything boots.

@@ -96,7 +96,7 @@ struct CompanyCommands: Sendable {
         case "defaultAllowanceDays", "carryOverMaxDays": return number(raw)
         case "maxSimultaneousAbsences": return clears ? .null : number(raw)
         case "workingDays": return .array(raw.split(separator: ",", omittingEmptySubsequences: false).map { number(String($0)) })
-        case "registrationDomain", "carryOverExpires": return clears ? .null : .string(raw)
+        case "registrationDomain", "carryOverExpires", "pushContact": return clears ? .null : .string(raw)
         case "registration", "defaultLanguage", "timeZone": return .string(raw)
         default: return nil
         }

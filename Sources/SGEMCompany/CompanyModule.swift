@@ -30,6 +30,10 @@ public struct CompanyModule: Module {
             """)
         CompanyRepository.registerMigrations(&migrations)
         FeedRepository.registerMigrations(&migrations)
+        // The contact push services are given (VAPID sub); NULL: none.
+        migrations.add("company.006_push_contact", sql: """
+            ALTER TABLE company_settings ADD COLUMN push_contact TEXT;
+            """)
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
@@ -129,6 +133,7 @@ extension CompanySettingsValue {
             "maxSimultaneousAbsences": maxSimultaneousAbsences.map { .number(Double($0)) } ?? .null,
             "carryOverMaxDays": .number(Double(carryOverMaxDays)),
             "carryOverExpires": carryOverExpires.map(JSONValue.string) ?? .null,
+            "pushContact": pushContact.map(JSONValue.string) ?? .null,
             "updatedAt": updatedAt.map { .string($0.rfc3339()) } ?? .null,
         ]
     }
@@ -162,6 +167,8 @@ let settingsRequestSchema: JSONValue = [
         "maxSimultaneousAbsences": ["type": "integer", "minimum": 1, "maximum": 10000, "nullable": true],
         "carryOverMaxDays": ["type": "integer", "minimum": 0, "maximum": 366],
         "carryOverExpires": ["type": "string", "pattern": "^[0-9]{2}-[0-9]{2}$", "nullable": true],
+        "pushContact": ["type": "string", "nullable": true, "maxLength": 200,
+                        "description": "mailto: or https: contact push services are given (VAPID sub)"],
     ],
 ]
 
@@ -177,6 +184,7 @@ let settingsSchema: JSONValue = [
         "maxSimultaneousAbsences": ["type": "integer", "nullable": true],
         "carryOverMaxDays": ["type": "integer"],
         "carryOverExpires": nullableString,
+        "pushContact": nullableString,
         "updatedAt": timestampSchema,
     ],
     "required": ["defaultAllowanceDays", "workingDays", "registration", "registrationDomain", "defaultLanguage", "timeZone",

@@ -68,7 +68,7 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
         var value = CompanySettingsValue()
         guard let row = try db.queryOne("""
             SELECT default_allowance_days, working_days, registration, registration_domain, default_language, time_zone,
-                   max_simultaneous_absences, carry_over_max_days, carry_over_expires, updated_at
+                   max_simultaneous_absences, carry_over_max_days, carry_over_expires, push_contact, updated_at
             FROM company_settings WHERE id = 1
             """) else { return value }
         if let n = row.int("default_allowance_days") { value.defaultAllowanceDays = n }
@@ -83,6 +83,7 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
         value.maxSimultaneousAbsences = row.int("max_simultaneous_absences")
         if let n = row.int("carry_over_max_days") { value.carryOverMaxDays = n }
         value.carryOverExpires = row.string("carry_over_expires")
+        value.pushContact = row.string("push_contact")
         value.updatedAt = row.int64("updated_at").map(Timestamp.init(milliseconds:))
         return value
     }
@@ -92,10 +93,10 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
         try db.execute("""
             UPDATE company_settings SET default_allowance_days = ?, working_days = ?, registration = ?,
                 registration_domain = ?, default_language = ?, time_zone = ?, max_simultaneous_absences = ?,
-                carry_over_max_days = ?, carry_over_expires = ?, updated_at = ? WHERE id = 1
+                carry_over_max_days = ?, carry_over_expires = ?, push_contact = ?, updated_at = ? WHERE id = 1
             """, value.defaultAllowanceDays, days, value.registration, value.registrationDomain, value.defaultLanguage,
             value.timeZone, value.maxSimultaneousAbsences, value.carryOverMaxDays, value.carryOverExpires,
-            value.updatedAt?.milliseconds)
+            value.pushContact, value.updatedAt?.milliseconds)
     }
 
     // MARK: Profile

@@ -15,7 +15,7 @@ struct SettingsBody {
 
     /// The JSON field names a change may carry.
     static let keys = ["defaultAllowanceDays", "workingDays", "registration", "registrationDomain", "defaultLanguage",
-                       "timeZone", "maxSimultaneousAbsences", "carryOverMaxDays", "carryOverExpires"]
+                       "timeZone", "maxSimultaneousAbsences", "carryOverMaxDays", "carryOverExpires", "pushContact"]
 
     /// `current` with the body's fields applied; 422 listing every invalid field.
     func applied(to current: CompanySettingsValue) throws -> CompanySettingsValue {
@@ -82,6 +82,14 @@ struct SettingsBody {
             case let .string(s) where s.isEmpty: value.carryOverExpires = nil
             case let .string(s) where isMonthDay(s): value.carryOverExpires = s
             default: problems["carryOverExpires"] = "must be null or a day of every year as MM-DD, such as 03-31"
+            }
+        }
+        if let raw = fields["pushContact"] {
+            switch raw {
+            case .null: value.pushContact = nil
+            case let .string(s) where s.isEmpty: value.pushContact = nil
+            case let .string(s) where PushContact.problem(s) == nil: value.pushContact = s
+            default: problems["pushContact"] = "must be null, a mailto: address or an https: URL"
             }
         }
         if !problems.isEmpty { throw APIError.validationFailed(problems) }

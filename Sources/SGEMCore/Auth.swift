@@ -133,8 +133,12 @@ public struct DirectoryUser: Sendable, Equatable {
     public let active: Bool
     /// ISO 639-1 code of the user's language.
     public let language: String
+    /// Whether the person wants notifications (browser and push) at all.
+    public let notificationsEnabled: Bool
 
-    public init(id: Int64, username: String, displayName: String, email: String, role: UserRole, active: Bool, language: String) {
+    public init(id: Int64, username: String, displayName: String, email: String, role: UserRole, active: Bool, language: String,
+                notificationsEnabled: Bool = true) {
+        self.notificationsEnabled = notificationsEnabled
         self.id = id
         self.username = username
         self.displayName = displayName

@@ -20,6 +20,8 @@ public struct CompanySettingsValue: Sendable, Equatable {
     public var carryOverMaxDays: Int
     /// "MM-DD": the day carried-over days expire in the next year; nil means they never expire.
     public var carryOverExpires: String?
+    /// Where push services may reach the company (RFC 8292's `sub`: `mailto:` or `https:`); nil: none given.
+    public var pushContact: String? = nil
     /// When an admin last saved the settings; nil until then.
     public var updatedAt: Timestamp?
 

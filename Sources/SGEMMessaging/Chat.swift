@@ -54,6 +54,7 @@ struct Chat: Sendable, Equatable {
         fields.append(("mentionCount", .number(Double(view.mentionCount))))
         fields.append(("createdAt", .string(createdAt.rfc3339())))
         if let member = view.member { fields.append(("member", .bool(member))) }
+        fields.append(("notifications", .string((view.notifications ?? Chat.defaultLevel(kind)).rawValue)))
         return .object(fields)
     }
 
@@ -64,7 +65,13 @@ struct Chat: Sendable, Equatable {
         var mentionCount = 0
         /// Only in the public groups' list: whether the reader is already in.
         var member: Bool?
+        /// The reader's own notification level; nil: the default for the chat's kind.
+        var notifications: NotificationLevel?
     }
+
+    /// The notification level of a member who chose none: every message of a direct chat,
+    /// mentions in a group.
+    static func defaultLevel(_ kind: Kind) -> NotificationLevel { kind == .group ? .mentions : .all }
 }
 
 /// One message as stored. A deleted one keeps its id and loses its body. A system line (who

@@ -28,6 +28,7 @@ public struct MessagingModule: Module {
         let access = StoredChatAccess(store: context.store)
         context.services.register((any ChatAccess).self, access)
         context.services.register((any MessageLookup).self, access)
+        context.services.register((any ChatPushLookup).self, access)
         let messenger = Messenger(store: context.store, journal: journal, directory: directory, services: context.services)
         return MessagingRuntime(messenger: messenger, services: context.services, logger: context.logger)
     }

@@ -78,6 +78,10 @@ struct MessagingRepository: Sendable {
             ALTER TABLE messaging_messages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'system'));
             ALTER TABLE messaging_messages ADD COLUMN system TEXT;
             """)
+        // NULL: the default for the chat's kind (all for direct chats, mentions for groups).
+        migrations.add("messaging.003_notification_levels", sql: """
+            ALTER TABLE messaging_members ADD COLUMN notifications TEXT CHECK (notifications IN ('all', 'mentions', 'none'));
+            """)
     }
 
     // MARK: Chats and members
@@ -178,24 +182,25 @@ struct MessagingRepository: Sendable {
     /// `userID`'s chats with what they see of each, most recent activity first.
     static func chats(of userID: Int64, in db: Database) throws -> [(Chat, Chat.ReaderView)] {
         let rows = try db.query("""
-            SELECT \(chatColumns), m.last_read_id FROM messaging_members m JOIN messaging_chats c ON c.id = m.chat_id
+            SELECT \(chatColumns), m.last_read_id, m.notifications FROM messaging_members m JOIN messaging_chats c ON c.id = m.chat_id
             WHERE m.user_id = ? ORDER BY c.last_activity_at DESC, c.id DESC
             """, userID)
         let members = try members(of: rows.compactMap { $0.int64("id") }, in: db)
         return try rows.compactMap { row -> (Chat, Chat.ReaderView)? in
             guard let id = row.int64("id"), let chat = chat(row, members: members[id] ?? []) else { return nil }
-            return (chat, try view(of: id, reader: userID, lastRead: row.int64("last_read_id") ?? 0, in: db))
+            return (chat, try view(of: id, reader: userID, lastRead: row.int64("last_read_id") ?? 0, level: row.string("notifications"), in: db))
         }
     }
 
     /// What `userID` sees of a chat they are a member of: its last message, unread and mentions.
     static func view(of chatID: Int64, reader userID: Int64, in db: Database) throws -> Chat.ReaderView {
-        let lastRead = try db.queryOne("SELECT last_read_id FROM messaging_members WHERE chat_id = ? AND user_id = ?",
-                                       chatID, userID)?.int64("last_read_id") ?? 0
-        return try view(of: chatID, reader: userID, lastRead: lastRead, in: db)
+        let row = try db.queryOne("SELECT last_read_id, notifications FROM messaging_members WHERE chat_id = ? AND user_id = ?",
+                                  chatID, userID)
+        return try view(of: chatID, reader: userID, lastRead: row?.int64("last_read_id") ?? 0, level: row?.string("notifications"), in: db)
     }
 
-    private static func view(of chatID: Int64, reader userID: Int64, lastRead: Int64, in db: Database) throws -> Chat.ReaderView {
+    private static func view(of chatID: Int64, reader userID: Int64, lastRead: Int64, level: String?,
+                              in db: Database) throws -> Chat.ReaderView {
         let last = try db.queryOne("SELECT \(messageColumns) FROM messaging_messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
                                    chatID).flatMap(message)
         let unread = try db.queryOne("""
@@ -204,7 +209,8 @@ struct MessagingRepository: Sendable {
         let mentions = try db.queryOne("""
             SELECT COUNT(*) AS n FROM messaging_mentions WHERE user_id = ? AND chat_id = ? AND message_id > ?
             """, userID, chatID, lastRead)?.int("n") ?? 0
-        return Chat.ReaderView(lastMessage: last, unreadCount: unread, mentionCount: mentions)
+        return Chat.ReaderView(lastMessage: last, unreadCount: unread, mentionCount: mentions,
+                               notifications: level.flatMap(NotificationLevel.init(rawValue:)))
     }
 
     /// Public groups, newest first, with ids below `before`; and whether `viewer` is in each.
@@ -218,6 +224,23 @@ struct MessagingRepository: Sendable {
             guard let id = row.int64("id"), let chat = chat(row, members: members[id] ?? []) else { return nil }
             return (chat, Chat.ReaderView(member: chat.isMember(viewer)))
         }
+    }
+
+    /// Stores a member's notification level for the chat.
+    static func setNotifications(chatID: Int64, userID: Int64, level: String, in db: Database) throws {
+        try db.execute("UPDATE messaging_members SET notifications = ? WHERE chat_id = ? AND user_id = ?", level, chatID, userID)
+    }
+
+    /// The chat's members at their levels (stored, or the kind's default); nil when no such chat.
+    static func pushAudience(_ chatID: Int64, in db: Database) throws -> ChatPushAudience? {
+        guard let row = try db.queryOne("SELECT kind, name FROM messaging_chats WHERE id = ?", chatID),
+              let kind = row.string("kind").flatMap(Chat.Kind.init(rawValue:)) else { return nil }
+        var levels: [Int64: NotificationLevel] = [:]
+        for member in try db.query("SELECT user_id, notifications FROM messaging_members WHERE chat_id = ?", chatID) {
+            guard let user = member.int64("user_id") else { continue }
+            levels[user] = member.string("notifications").flatMap(NotificationLevel.init(rawValue:)) ?? Chat.defaultLevel(kind)
+        }
+        return ChatPushAudience(chatID: chatID, isGroup: kind == .group, name: row.string("name"), levels: levels)
     }
 
     /// Marks messages up to `messageID` read (never backwards, never past the newest message).

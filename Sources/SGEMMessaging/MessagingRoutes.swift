@@ -271,6 +271,24 @@ struct MessagingRoutes: Sendable {
             try await m.markRead(id, upTo: upTo ?? 0, by: me.id)
             return .noContent()
         }
+        chats.put("/{id}/notifications", maxBody: MessagingRoutes.maxBody, doc: RouteDoc(
+            summary: "How much of this chat reaches my devices as pushes",
+            description: "all: every message; mentions: only messages that mention me; none: nothing. "
+                + "The default is all for direct chats and mentions for groups; the chat object carries mine as notifications.",
+            tags: ["messaging"],
+            requestSchema: object(["level": ["type": "string", "enum": ["all", "mentions", "none"]]], required: ["level"]),
+            responses: [ResponseDoc(status: 204, description: "Saved"), notMember] + writeErrors,
+            authenticated: true)) { request, context in
+            let me = try context.user()
+            let id = try MessagingRoutes.pathID(request)
+            var body = try JSONBody(request)
+            let raw = body.string("level", required: true)
+            let level = raw.flatMap(NotificationLevel.init(rawValue:))
+            if raw != nil, level == nil { body.problem("level", "must be all, mentions or none") }
+            try body.check()
+            try await m.setNotifications(id, level ?? .all, by: me.id)
+            return .noContent()
+        }
 
         messages.patch("/{id}", maxBody: MessagingRoutes.maxBody, doc: RouteDoc(
             summary: "Edit my message's body (sets editedAt; mentions follow the new body)", tags: ["messaging"],
@@ -490,8 +508,9 @@ let chatSchema = object([
     "members": ["type": "array", "items": object(["userId": integer, "admin": boolean, "away": Away.schema], required: ["userId", "admin"])],
     "lastMessage": nullable(messageSchema), "unreadCount": integer, "mentionCount": integer,
     "createdAt": dateTime, "member": boolean,
+    "notifications": ["type": "string", "enum": ["all", "mentions", "none"], "description": "the reader's push level for this chat"],
 ], required: ["id", "kind", "name", "description", "tags", "public", "creatorId", "members", "lastMessage", "unreadCount",
-              "mentionCount", "createdAt"])
+              "mentionCount", "createdAt", "notifications"])
 
 /// `schema` (an object schema) that may also be null.
 func nullable(_ schema: JSONValue) -> JSONValue { .object((schema.objectValue ?? []) + [("nullable", true)]) }

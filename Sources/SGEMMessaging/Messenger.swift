@@ -311,6 +311,14 @@ struct Messenger: Sendable {
         }
     }
 
+    /// Sets `user`'s notification level in chat `id` (a member's own choice).
+    func setNotifications(_ id: Int64, _ level: NotificationLevel, by user: Int64) async throws {
+        try await store.write { db in
+            guard try MessagingRepository.isMember(user, of: id, in: db) else { throw Messenger.noSuchChat }
+            try MessagingRepository.setNotifications(chatID: id, userID: user, level: level.rawValue, in: db)
+        }
+    }
+
     // MARK: Search
 
     func search(_ text: String, viewer: Int64, chatID: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
@@ -431,8 +439,13 @@ struct Messenger: Sendable {
 }
 
 /// `ChatAccess` for the realtime hub: membership as it is in the store now.
-struct StoredChatAccess: ChatAccess, MessageLookup {
+struct StoredChatAccess: ChatAccess, MessageLookup, ChatPushLookup {
     let store: Store
+
+    /// The chat's members at their notification levels, for the push module.
+    func pushAudience(chat chatID: Int64) async throws -> ChatPushAudience? {
+        try await store.read { db in try MessagingRepository.pushAudience(chatID, in: db) }
+    }
 
     func chatIDs(of userID: Int64) async throws -> Set<Int64> {
         try await store.read { db in try MessagingRepository.chatIDs(of: userID, in: db) }

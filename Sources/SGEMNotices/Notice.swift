@@ -70,6 +70,7 @@ struct Notice: Sendable, Equatable {
         ["notice": .object([
             ("id", .number(Double(id))), ("kind", .string(draft.kind.rawValue)), ("title", .string(draft.title)),
             ("pinned", .bool(draft.pinned)), ("createdAt", .string(draft.createdAt.rfc3339())),
+            ("authorId", draft.authorID.map { .number(Double($0)) } ?? .null),
         ])]
     }
 

@@ -16,7 +16,7 @@ import Synchronization
 /// queue, or its outbound buffer while live) gets `{"type":"resync"}` and is closed, never a
 /// silent gap. Frames are written outside the hub's lock. Who may see an event is decided here,
 /// at delivery, with membership as it is now (`ChatAccess`) and the admin list as it is now.
-final class RealtimeHub: Sendable {
+final class RealtimeHub: LiveStreams, Sendable {
     /// Bounds of one socket's queue of live events held back while its replay runs.
     struct Limits: Sendable {
         var pendingEvents = 1024
@@ -119,6 +119,12 @@ final class RealtimeHub: Sendable {
                 metrics.delivered.increment()
             }
         }
+    }
+
+    /// The users among `userIDs` with a socket open here (the push module leaves them be).
+    func streaming(among userIDs: [Int64]) -> Set<Int64> {
+        let wanted = Set(userIDs)
+        return state.withLock { s in Set(s.subscribers.values.lazy.map(\.userID).filter(wanted.contains)) }
     }
 
     /// Forgets socket `id` when its handler ends (the hub may have dropped it already).

@@ -26,6 +26,7 @@ public struct RealtimeModule: Module {
         let journal = try context.require((any EventJournal).self)
         let hub = RealtimeHub(journal: journal, services: context.services, cursor: try await journal.lastEventID(),
                               limits: RealtimeHub.Limits(recheck: .seconds(context.configuration.int(RealtimeModule.recheckSeconds))), metrics: RealtimeMetrics(context.metrics), logger: context.logger)
+        context.services.register((any LiveStreams).self, hub)
         return RealtimeRuntime(hub: hub, journal: journal, registry: context.services,
                                retention: .seconds(86_400 * context.configuration.int(RealtimeModule.retentionDays)),
                                logger: context.logger)

@@ -70,7 +70,7 @@ import Testing
         let defaults = try await server.call("GET", "/api/v1/admin/settings", token: boss.token)
         #expect(defaults.text == #"""
             {"defaultAllowanceDays":23,"workingDays":[1,2,3,4,5],"registration":"closed","registrationDomain":null,"defaultLanguage":"en",\#
-            "timeZone":"UTC","maxSimultaneousAbsences":null,"carryOverMaxDays":0,"carryOverExpires":null,"updatedAt":null}
+            "timeZone":"UTC","maxSimultaneousAbsences":null,"carryOverMaxDays":0,"carryOverExpires":null,"pushContact":null,"updatedAt":null}
             """#)
         let put = try await server.call("PUT", "/api/v1/admin/settings", token: boss.token,
                                         json: ["defaultAllowanceDays": 25, "workingDays": [6, 1, 2], "registration": "open"])

@@ -78,7 +78,7 @@ final class RealtimeServer: Sendable {
     /// (and translation, which reads messaging's messages, stays out too).
     static func start(on dir: TempDir, _ extra: [String: String] = [:], messaging: Bool = false) async throws -> RealtimeServer {
         let running = try await RunningServer.start(configuration: Configuration(overrides: testSettings(dir, extra)),
-                                                    excluding: messaging ? [] : ["messaging", "translation"])
+                                                    excluding: messaging ? [] : ["messaging", "translation", "push"])
         return RealtimeServer(dir: dir, running: running, fakeChats: !messaging)
     }
 

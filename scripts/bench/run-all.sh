@@ -12,7 +12,7 @@ REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 RESULTS_DIR="$REPO_ROOT/bench-results"
 PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
-BENCHMARKS=(healthz writes memory login login_timing directory holidays messaging-send messaging-read realtime-fanout realtime-idle translation)
+BENCHMARKS=(healthz writes memory login login_timing directory holidays messaging-send messaging-read realtime-fanout realtime-idle translation push)
 
 [ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
 bin="$1"

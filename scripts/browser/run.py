@@ -2610,6 +2610,7 @@ def leave_types_are_edited_and_deleted_and_a_public_holiday_is_removed(ctx):
 
 import feed_tests  # noqa: E402,F401  the company feed's tests register themselves with @test
 import translation_tests  # noqa: E402,F401  (its tests join TESTS; it uses the helpers above)
+import push_tests  # noqa: E402,F401  (Web Push: the service worker, the device switch, a chat's level)
 
 
 def main():

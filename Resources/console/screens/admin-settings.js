@@ -98,6 +98,8 @@ function settingsForm(settings) {
     carryOverMaxDays: field(t("settings.carryOver"), numberInput("settings-carryOverMaxDays", settings.carryOverMaxDays, { max: 366 }),
       t("settings.carryOverHint")),
     carryOverExpires: group(t("settings.expires"), [month, day], t("settings.expiresHint"), "settings-expires"),
+    pushContact: field(t("settings.pushContact"), h("input", { id: "settings-pushContact", value: settings.pushContact ?? "", maxlength: 200,
+      placeholder: "mailto:it@example.com", autocapitalize: "none", spellcheck: "false" }), t("settings.pushContactHint")),
   };
   const domainWrap = fields.registrationDomain.wrap;
   const showDomain = () => { domainWrap.hidden = registration.value !== "domain"; };
@@ -115,7 +117,7 @@ function settingsForm(settings) {
       fields.defaultAllowanceDays.wrap, fields.workingDays.wrap, fields.maxSimultaneousAbsences.wrap,
       fields.carryOverMaxDays.wrap, fields.carryOverExpires.wrap),
     h("section.card", { "aria-labelledby": "settings-people" }, h("h2", { id: "settings-people" }, t("settings.section.people")),
-      fields.registration.wrap, domainWrap, fields.defaultLanguage.wrap, fields.timeZone.wrap, zoneList),
+      fields.registration.wrap, domainWrap, fields.defaultLanguage.wrap, fields.timeZone.wrap, zoneList, fields.pushContact.wrap),
     status, h("div.actions", {}, save), stamp);
 
   form.addEventListener("submit", async (event) => {
@@ -130,6 +132,7 @@ function settingsForm(settings) {
       maxSimultaneousAbsences: numberValue(fields.maxSimultaneousAbsences.input),
       carryOverMaxDays: numberValue(fields.carryOverMaxDays.input) ?? 0,
       carryOverExpires: month.value ? `${month.value.padStart(2, "0")}-${day.value.padStart(2, "0")}` : null,
+      pushContact: fields.pushContact.input.value.trim() || null,
     };
     const problems = {};
     if (body.defaultAllowanceDays === null) problems.defaultAllowanceDays = "is required";

@@ -6,6 +6,7 @@ import { get, post, put, patch, del } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, field, notice, avatar, failure, errorText, submitForm, awayBadge, setTitle, confirmInline } from "../dom.js";
 import { people, chatName, isAdminOf, limits } from "./chat-common.js";
+import { levelSection } from "./chat-notify.js";
 
 export function tagList(text) {
   return [...new Set(String(text ?? "").split(",").map((s) => s.trim()).filter(Boolean))];
@@ -166,6 +167,7 @@ export async function render(root, ctx) {
       h("h2", { id: "info-members-title" }, tn("chat.memberCount", members.length)),
       h("ul.members", { id: "info-members" }, ...members.map((m) => memberRow(m, amAdmin))),
       amAdmin ? addMemberForm() : null));
+    parts.push(levelSection(chat));
     if (chat.kind === "group") {
       // Leaving asks first, in place.
       const leave = confirmInline({ label: t("chat.leave"), question: t("chat.leaveConfirm"), yes: t("chat.leaveYes"), action: "leave",

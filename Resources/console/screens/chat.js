@@ -6,6 +6,7 @@ import { get } from "../api.js";
 import { t, tn } from "../i18n.js";
 import { h, failure } from "../dom.js";
 import { people, chatName, chatPicture, shortTime, chatTabs, messagePeople, systemText } from "./chat-common.js";
+import { pushSupported, pushHint } from "../push.js";
 
 const refreshDelayMs = 250;
 const listEvents = ["message.created", "message.updated", "message.deleted", "chat.created", "chat.updated", "chat.deleted",
@@ -62,6 +63,7 @@ function searchForm(ctx, value = "") {
 
 /// "Turn on notifications", when the account wants them and this browser has not been asked.
 function notificationOffer(ctx) {
+  if (pushSupported()) return pushHint(ctx);
   if (!("Notification" in window) || Notification.permission !== "default" || !ctx.me.notificationsEnabled) return null;
   const button = h("button.secondary", { type: "button", id: "chat-notify" }, t("chat.notifyOn"));
   const wrap = h("p.notify-offer", {}, h("span", {}, t("chat.notifyWhy")), " ", button);

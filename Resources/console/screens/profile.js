@@ -2,6 +2,7 @@
 import { get, patch, put } from "../api.js";
 import { t, dateTime } from "../i18n.js";
 import { h, field, showFieldErrors, notice, avatar, errorText, submitForm, pictureControls, languageSelect } from "../dom.js";
+import { deviceSwitch } from "../push.js";
 
 const profileFields = ["displayName", "position", "phone", "twitter", "linkedin", "bio", "status", "country", "language", "notificationsEnabled"];
 
@@ -133,5 +134,5 @@ export async function render(root, ctx) {
   if (me.lastLoginAt) facts.push(t("profile.lastLogin", { when: dateTime(me.lastLoginAt) }));
   root.append(
     h("div.page-head", {}, h("h1", {}, t("profile.title")), h("p.muted", {}, facts.join(" · "))),
-    h("div.profile", {}, pictureSection(me, ctx), detailsSection(me, ctx), passwordSection()));
+    h("div.profile", {}, pictureSection(me, ctx), detailsSection(me, ctx), deviceSwitch({ enabled: me.notificationsEnabled !== false }), passwordSection()));
 }
