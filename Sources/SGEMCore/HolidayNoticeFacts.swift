@@ -51,6 +51,15 @@ public struct HolidayNoticeFacts: Sendable, Equatable {
         return (String(title.prefix(200)), String(body.prefix(20_000)))
     }
 
+    /// `start`–`end` (`YYYY-MM-DD`) in words in `language`: "11 December 2026", "from 28 December
+    /// 2026 to 8 January 2027", "del 28 de diciembre de 2026 al 8 de enero de 2027" (pushes, lists).
+    public static func dates(_ start: String, _ end: String, in language: String) -> String {
+        let words = language.lowercased().hasPrefix("es") ? spanish : english
+        guard let first = CalendarDate(start), let last = CalendarDate(end) else { return start == end ? start : "\(start) – \(end)" }
+        if first == last { return words.longDate(first, weekday: false) }
+        return words.span(words.longDate(first, weekday: false), words.longDate(last, weekday: false))
+    }
+
     /// The dates in words: one day with its half, or a span with its halves and working days.
     func period(_ words: Words) -> String {
         guard let first = CalendarDate(start), let last = CalendarDate(end) else { return "\(start) – \(end)" }

@@ -73,25 +73,8 @@ enum PushTexts {
                     url: "#/notices?id=\(noticeID)", tag: "notice-\(noticeID)")
     }
 
-    /// "from 28 December 2026 to 8 January 2027", or one day, in words.
+    /// "from 28 December 2026 to 8 January 2027", or one day, in words (as holiday notices say them).
     static func span(_ start: String, _ end: String, language: String) -> String {
-        let es = spanish(language)
-        let a = day(start, language: language), b = day(end, language: language)
-        if start == end { return a }
-        return es ? "del \(a) al \(b)" : "from \(a) to \(b)"
-    }
-
-    /// "11 December 2026" / "11 de diciembre de 2026" for `YYYY-MM-DD`.
-    static func day(_ iso: String, language: String) -> String {
-        let parts = iso.split(separator: "-").compactMap { Int($0) }
-        guard parts.count == 3, (1...12).contains(parts[1]) else { return iso }
-        if spanish(language) {
-            let months = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
-                          "noviembre", "diciembre"]
-            return "\(parts[2]) de \(months[parts[1] - 1]) de \(parts[0])"
-        }
-        let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
-                      "December"]
-        return "\(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
+        HolidayNoticeFacts.dates(start, end, in: language)
     }
 }
