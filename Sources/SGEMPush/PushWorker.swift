@@ -127,6 +127,9 @@ final class PushWorker: Sendable {
     /// cursor stops after the last event written, and the rest comes in the next round.
     func fanOut() async throws -> Bool {
         await yieldToForeground()
+        // The whole round counts towards the worker's share, its reads (a big group's members,
+        // levels and subscriptions, on the store's readers at normal priority) as much as its write.
+        let started = MonotonicClock.nanoseconds()
         let cursor = progress.load(ordering: .acquiring)
         let window = try await journal.events(after: cursor, limit: limits.window, types: PushWorker.types,
                                               audiences: Set(EventAudience.Kind.allCases))
@@ -142,7 +145,6 @@ final class PushWorker: Sendable {
         }
         let now = Timestamp.now().milliseconds
         let (ttl, through, batch) = (limits.ttl, to, rows)
-        let started = MonotonicClock.nanoseconds()
         let moved = try await store.write(background: true) { db -> Int64? in
             guard try PushRepository.advanceCursor(from: cursor, to: through, in: db) else {
                 // Another instance took this window: nothing written, start again from where it is.
@@ -264,6 +266,7 @@ final class PushWorker: Sendable {
         let until = now + PushWorker.lease
         // An idle look is one read; only a round with work writes its lease.
         guard try await store.read({ db in try PushRepository.nextDue(in: db) }).map({ $0 <= now }) == true else { return false }
+        let started = MonotonicClock.nanoseconds()
         let (due, subscriptions) = try await store.write(background: true) { db -> ([PushDelivery], [Int64: PushSubscription]) in
             let due = try PushRepository.due(at: now, limit: limit, in: db).filter {
                 try PushRepository.lease($0.id, now: now, until: until, in: db)
@@ -287,7 +290,6 @@ final class PushWorker: Sendable {
         }
         await yieldToForeground()
         let results = outcomes
-        let started = MonotonicClock.nanoseconds()
         try await store.write(background: true) { db in
             for (delivery, outcome) in results {
                 switch outcome {
@@ -361,9 +363,10 @@ final class PushWorker: Sendable {
         return .retry(at, why)
     }
 
-    /// After a write that took `storeTime`, waits so that under load the worker keeps to about
-    /// `storeShare` of the store's writer: (its time) × (1 / share − 1) × (the fraction of the
-    /// time since its last write that others kept the writer busy). Idle server: no wait.
+    /// After a round that took `storeTime` (its reads, its write and what it did between them),
+    /// waits so that under load the worker keeps to about `storeShare` of the time: (its time) ×
+    /// (1 / share − 1) × (the fraction of the time since its last round that others kept the
+    /// writer busy). Idle server: no wait.
     func pace(storeTime: UInt64) async {
         let now = MonotonicClock.nanoseconds()
         let busy = store.foregroundBusyNanoseconds

@@ -11,7 +11,8 @@
 # (`admin push encryption-cost`).
 # The server is pinned to CPU 0, wrk and the stand-in to CPU 1.
 # Targets: send rate with pushes ≥ 0.90× without (the median of BENCH_ROUNDS rounds of each
-# mode, default 2, in ABBA order); every push delivered exactly once.
+# mode, default 4, in ABBA order: one round differs from the next by up to a tenth on this machine);
+# every push delivered exactly once.
 #
 # usage: scripts/bench/push.sh [PATH_TO_RELEASE_BINARY]   (default .build/release/sgem-server)
 # Smaller runs: BENCH_PUSH_MEMBERS=20 BENCH_DURATION=2 BENCH_ROUNDS=1 BENCH_PUSH_MESSAGES=5.
@@ -108,7 +109,7 @@ delivery() {
   echo "{\"label\":\"delivery\",\"messages\":$BURST,\"expected\":$expected,\"delivered\":$final,\"outbox_left\":$outbox,\"started\":$started,\"last\":$last,\"log_error_lines\":$log_errors}"
 }
 
-ROUNDS="${BENCH_ROUNDS:-2}"
+ROUNDS="${BENCH_ROUNDS:-4}"
 runs="$BENCH_TMP/runs"
 files=()
 for round in $(seq "$ROUNDS"); do
