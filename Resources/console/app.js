@@ -486,6 +486,11 @@ async function chooseLanguage(code) {
 }
 
 async function logout() {
+  // Pushes on this device belong to this person: the next one to use it must not see them.
+  try {
+    const push = await import("./push.js");
+    if (push.pushSupported() && (await push.pushState()) === "on") await push.disablePush();
+  } catch { /* nothing subscribed, or the server is away: the session still ends */ }
   try { await post("/auth/logout"); } catch { /* the session is forgotten here either way */ }
   // Unsent chat messages belong to this person: the next one to log in here must not send them.
   try { (await import("./screens/chat-common.js")).pending.forgetAll(); } catch { /* no chat screens */ }
