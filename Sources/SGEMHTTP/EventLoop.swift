@@ -38,12 +38,19 @@ final class ServerCore: Sendable {
     let maxOutboundBytes: Int
     /// Normalised trusted proxy addresses.
     let trustedProxies: Set<String>
+    /// Connections the open-file limit leaves room for, keeping `descriptorReserve` free for
+    /// everything else (the database's files, outbound requests, the runtime's own reads of
+    /// /proc): accepts pause at it, so the process never runs out of descriptors through
+    /// connections (libdispatch traps when it cannot open a file it needs).
+    let descriptorCap: Int
+    static let descriptorReserve = 24
     /// Open connections per peer address (trusted proxies are not counted); entries go at zero,
     /// so the map is bounded by `maxConnections`.
     private let perAddress = Mutex<[String: Int]>([:])
 
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: MetricsRegistry, tls: TLSContext?) {
         self.configuration = configuration
+        descriptorCap = ServerCore.connectionsWithinDescriptorLimit()
         self.router = router.build()
         self.logger = logger
         self.instruments = Instruments(logger: logger, metrics: metrics, routeCount: self.router.routeCount)
@@ -101,6 +108,19 @@ final class ServerCore: Sendable {
     enum Refusal { case full, addressFull }
 
     /// Claims a connection slot (and one of its address's, unless `exempt`); nil when admitted.
+    /// The open-file limit less the descriptors open now (the database, stdio…) and the reserve;
+    /// at least 1. Unlimited when the limit cannot be read.
+    static func connectionsWithinDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return Int.max }
+        var open = 0
+        if let dir = opendir("/proc/self/fd") {
+            while readdir(dir) != nil { open += 1 }
+            closedir(dir)
+        }
+        return max(1, Int(clamping: limit.rlim_cur) - open - descriptorReserve)
+    }
+
     func reserveConnection(address: String, exempt: Bool) -> Refusal? {
         let limit = configuration.maxConnections
         var current = open.load(ordering: .relaxed)
@@ -401,8 +421,23 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
         releaseDescriptors()
     }
 
+    /// Stops listening for a tick (logged once per pause).
+    private func pauseAccepting(reason: String, errno code: Int32) {
+        if acceptPausedUntil == 0 {
+            core.logger.warning("pausing accepts", ["errno": String(code), "reason": reason])
+            _ = sgem_epoll_del(epfd, listenFD)
+        }
+        acceptPausedUntil = now + EventLoop.tickInterval
+    }
+
     private func acceptAll() {
         while listenFD >= 0 {
+            // At the descriptor cap, connections wait in the kernel's backlog (as at EMFILE, but
+            // before the process is out of descriptors).
+            if core.open.load(ordering: .relaxed) >= core.descriptorCap {
+                pauseAccepting(reason: "open connections reached what the open-file limit leaves room for", errno: EMFILE)
+                return
+            }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) {
@@ -416,11 +451,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                 default:
                     // EMFILE/ENFILE/ENOBUFS/ENOMEM: leave the backlog to the kernel and stop
                     // listening for a tick; the listener would otherwise wake us at once, forever.
-                    if acceptPausedUntil == 0 {
-                        core.logger.warning("accept failed; pausing accepts", ["errno": String(code), "error": String(cString: strerror(code))])
-                        _ = sgem_epoll_del(epfd, listenFD)
-                    }
-                    acceptPausedUntil = now + EventLoop.tickInterval
+                    pauseAccepting(reason: String(cString: strerror(code)), errno: code)
                     return
                 }
             }
@@ -478,6 +509,9 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
             connections[fd] = nil
             connectionCount -= 1
             core.releaseConnection(address: connection.remoteAddress, exempt: connection.peerIsTrustedProxy)
+            // A descriptor came free: a paused listener tries the backlog again at the end of this
+            // turn instead of after its tick.
+            if acceptPausedUntil > now { acceptPausedUntil = now }
         }
     }
 

@@ -265,8 +265,8 @@ func pipelinedHealthChecks(port: Int, batches: Int, perBatch: Int) throws -> Int
         while !recovered && now() < until {
             recovered = (try? httpRequest(port: port, path: "/healthz", timeout: 2))?.status == 200
         }
-        #expect(recovered, "the server serves again once descriptors are free")
-        #expect(!p.hasExited())
+        #expect(recovered, "the server serves again once descriptors are free: \(p.stderr)")
+        #expect(!p.hasExited(), "\(p.stderr)")
         p.signal(SIGTERM)
         #expect(try p.wait(seconds: 20) == 0)
     }
