@@ -27,11 +27,17 @@ struct WriterLoop {
             // Background work reads how busy others keep the writer: batches of background
             // writes alone do not count.
             let foreground = jobs.contains { !$0.isBackground }
-            defer {
+            // Counted once the batch is done, before its callers resume: a caller that reads the
+            // busy time after its write sees that write in it.
+            var accounted = false
+            let account = {
+                guard !accounted else { return }
+                accounted = true
                 let busy = MonotonicClock.nanoseconds() - started
                 if foreground { metrics.writerBusyNanoseconds.value.add(busy, ordering: .relaxed) }
                 metrics.writerBusy.increment(by: Double(busy) / 1e9)
             }
+            defer { account() }
             if case .exclusive(let body) = jobs[0] {
                 body(db)
                 // A body that left a transaction open must not swallow the next batch.
@@ -42,13 +48,13 @@ struct WriterLoop {
                 if case .batched(let perform, let fail, let background) = job { return (perform, fail, background) }
                 return nil
             }
-            commit(batch, db: db)
+            commit(batch, db: db, committed: account)
         }
         readers.blockUntilStopped()
         connection.close()
     }
 
-    private func commit(_ batch: [Batched], db: Database) {
+    private func commit(_ batch: [Batched], db: Database, committed: () -> Void) {
         do {
             try connection.beginWriteBatch()
         } catch {
@@ -114,6 +120,7 @@ struct WriterLoop {
         }
         metrics.commits.increment()
         metrics.batchSize.observe(Double(batch.count))
+        committed()
         // Durable now (synchronous=FULL): callers may learn their outcome.
         for (job, outcome) in zip(batch, outcomes) {
             switch outcome {
