@@ -41,6 +41,10 @@ final class RealtimeHub: LiveStreams, Sendable {
         /// nil once live; otherwise the events that arrived during the replay, in order.
         var pending: [(id: Int64, message: PreparedMessage)]?
         var pendingBytes = 0
+        /// The newest id the socket already has (its `since`, or what its replay sent): a live
+        /// event up to it is not sent again, even when the hub reaches it only after the socket
+        /// went live (a hub behind the journal, a client resuming with `since` ahead of it).
+        var deliveredThrough: Int64 = 0
 
         /// Holds `message` back while the replay runs; false when that would pass the bounds.
         mutating func hold(_ id: Int64, _ message: PreparedMessage, within limits: Limits) -> Bool {
@@ -109,6 +113,7 @@ final class RealtimeHub: LiveStreams, Sendable {
                 guard var sub = s.subscribers[id], let pending = sub.pending else { return nil }
                 sub.pending = pending.isEmpty ? nil : []
                 sub.pendingBytes = 0
+                sub.deliveredThrough = max(sub.deliveredThrough, replayedThrough)
                 s.subscribers[id] = sub
                 return pending
             }
@@ -267,7 +272,11 @@ final class RealtimeHub: LiveStreams, Sendable {
                 let chats = s.chats[sub.userID] ?? []
                 guard RealtimeHub.may(sub.userID, see: event.audience, isAdmin: admins.contains(sub.userID), chats: chats) else { continue }
                 // A closed socket answers `.closed` below; its handler unsubscribes it.
-                if sub.pending == nil { live.append(sub.socket) } else { heldBack.append(id) }
+                if sub.pending == nil {
+                    if recorded.id > sub.deliveredThrough { live.append(sub.socket) }
+                } else {
+                    heldBack.append(id)
+                }
             }
             // Held back in place, after the loop: no copy of a queue per event.
             var behind: [WebSocket] = []

@@ -33,8 +33,8 @@ struct RealtimeRoutes: Sendable {
         guard await confirmCredentials(request, socket: socket, logger: context.logger) else { return }
         if let since {
             do {
-                guard try await replay(since: since, upTo: cursor, for: user, socket: socket),
-                      await hub.goLive(id, replayedThrough: max(cursor, since), socket: socket) else { return }
+                guard let through = try await replay(since: since, upTo: cursor, for: user, socket: socket),
+                      await hub.goLive(id, replayedThrough: through, socket: socket) else { return }
             } catch {
                 context.logger.error("realtime replay failed", ["error": String(describing: error)])
                 socket.close(code: 1011, reason: "replay failed; reconnect")
@@ -75,17 +75,18 @@ struct RealtimeRoutes: Sendable {
     }
 
     /// Sends the events after `since` up to `cursor` that `user` may see now, or one resync
-    /// when `since` is behind the retention horizon (or ahead of every id handed out). False
-    /// when the socket closed on the way. Goes at the reader's pace: a frame waits while the
+    /// when `since` is behind the retention horizon (or ahead of every id handed out). Returns
+    /// the id the socket has everything up to (`cursor` after a resync, else the later of `since`
+    /// and `cursor`); nil when the socket closed on the way. Goes at the reader's pace: a frame waits while the
     /// socket's queue is over its high-water mark, and the next page is read only once the last
     /// one is handed out, so a slow reader gets the whole backlog and the buffer stays bounded.
-    func replay(since: Int64, upTo cursor: Int64, for user: AuthenticatedUser, socket: WebSocket) async throws -> Bool {
+    func replay(since: Int64, upTo cursor: Int64, for user: AuthenticatedUser, socket: WebSocket) async throws -> Int64? {
         let horizon = try await journal.horizon()
         let newest = try await journal.lastEventID()
         if since < horizon || since > max(cursor, newest) {
-            return socket.send(RealtimeHub.resync)
+            return socket.send(RealtimeHub.resync) ? cursor : nil
         }
-        guard since < cursor else { return true }
+        guard since < cursor else { return since }
         let chats = try await hub.chatAccess?.chatIDs(of: user.id) ?? []
         let directoryEntry = try await hub.directory?.user(id: user.id)
         let isAdmin = directoryEntry?.role == .admin && directoryEntry?.active == true
@@ -95,12 +96,12 @@ struct RealtimeRoutes: Sendable {
             guard let last = batch.last else { break }
             for recorded in batch where recorded.id <= cursor {
                 guard RealtimeHub.may(user.id, see: recorded.event.audience, isAdmin: isAdmin, chats: chats) else { continue }
-                guard await socket.waitUntilWritable(), socket.send(text: RealtimeHub.frame(recorded)) else { return false }
+                guard await socket.waitUntilWritable(), socket.send(text: RealtimeHub.frame(recorded)) else { return nil }
                 hub.metrics.delivered.increment()
             }
             after = last.id
         }
-        return true
+        return cursor
     }
 
     static let pong = #"{"type":"pong"}"#

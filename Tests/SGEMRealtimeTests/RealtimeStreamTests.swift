@@ -241,6 +241,22 @@ struct RealtimeStreamTests {
         }
     }
 
+    @Test("a stream resuming with since ahead of a hub that has not read the journal that far never gets those events again")
+    func sinceAheadOfTheHub() async throws {
+        try await RealtimeServer.with { s in
+            let boss = try await s.login()
+            let bob = try await s.createUser("bob", as: boss)
+            // Written by another process: the hub reads it at its next look (up to a second), not at once.
+            #expect(await sgem(s.dir, ["admin", "notices", "post", "--title", "From the shell", "--body-stdin"], input: ["Hello"]).code == 0)
+            let since = try await s.journal().lastEventID()
+            // Bob already has everything up to `since` (another tab, a reconnect).
+            let stream = try await s.stream(bob, since: since)
+            try await s.append("test.after", to: .everyone, n: 1)
+            let first = try await stream.event()
+            #expect(first["type"] == "test.after", "the event up to since came again: \(first.serialized())")
+        }
+    }
+
     @Test("a deactivation or password reset from the command line closes that user's streams within a second; nothing sent after it arrives")
     func commandLineDeactivationClosesAtOnce() async throws {
         // No recheck during the test: only the journal's control event can close the streams.
