@@ -47,6 +47,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The connection to the database server broke (terminated backend, server shut down,
         /// network failure); what was in flight did not commit. Reconnect and retry.
         public static let connectionLost = Code("connection_lost")
+        /// A row lacked a column a `RowDecodable` type needs, or held the wrong kind of value.
+        public static let decoding = Code("decoding")
     }
 
     /// What went wrong in terms every backend shares, for code that reacts to it (retry, 409…).
