@@ -130,14 +130,23 @@ public enum Application {
                                   usage: "--to FILE", options: [.value("to", "FILE", "where to write the backup (must not exist)")]) { args, ctx in
             let target = try args.require("to")
             guard access(target, F_OK) != 0 else { throw CommandError.failure("\(target) already exists; choose a new file") }
-            let store = try await openExistingStore(configuration)
-            do {
-                try await store.backup(to: target)
-            } catch {
+            if case .postgresql(let url) = configuration.databaseLocation {
+                try refuseUnusableDatabase(url, configuration, creating: false)
+                do {
+                    try Store.backupPostgres(url, to: target)
+                } catch let error as StoreError {
+                    throw CommandError.failure("backup failed: \(error.message)")
+                }
+            } else {
+                let store = try await openExistingStore(configuration)
+                do {
+                    try await store.backup(to: target)
+                } catch {
+                    await store.close()
+                    throw CommandError.failure("backup failed: \(error)")
+                }
                 await store.close()
-                throw CommandError.failure("backup failed: \(error)")
             }
-            await store.close()
             ctx.io.print("backup written to \(target)")
             ctx.io.print("keep the secret key file \(configuration.secretKeyPath) beside it: the secrets in the backup open only with that key")
         })
@@ -145,6 +154,19 @@ public enum Application {
                                   usage: "--from FILE", options: [.value("from", "FILE", "the backup to restore")]) { args, ctx in
             let source = try args.require("from")
             guard access(source, R_OK) == 0 else { throw CommandError.failure("cannot read \(source)") }
+            if case .postgresql(let url) = configuration.databaseLocation {
+                do {
+                    try Store.restorePostgres(url, from: source)
+                } catch let error as StoreError {
+                    throw CommandError.failure("restore failed: \(error.message)")
+                }
+                ctx.io.print("restored \(url) from \(source)")
+                let store = try await openExistingStore(configuration)
+                let lost = try? await secretsToReenter(configuration, store: store)
+                await store.close()
+                if let line = lostSecretsLine(lost ?? [], configuration) { ctx.io.print(line) }
+                return
+            }
             try makeDataDirectory(configuration)
             guard let lock = try DataDirectoryLock.acquire(configuration.lockPath) else {
                 throw CommandError.failure("refused: a server is running on \(configuration.dataDirectory); stop it first")
@@ -166,8 +188,10 @@ public enum Application {
             let problems: [String]
             let applied: [String]
             let lostSecrets: [String]
+            var version: String?
             do {
-                problems = try await store.integrityCheck()
+                if configuration.databaseLocation.isPostgreSQL { version = try await store.postgresVersion() }
+                problems = configuration.databaseLocation.isPostgreSQL ? try await store.postgresProblems() : try await store.integrityCheck()
                 applied = try await store.appliedMigrations()
                 lostSecrets = try await secretsToReenter(configuration, store: store)
             } catch {
@@ -176,13 +200,24 @@ public enum Application {
             }
             await store.close()
             let pending = allMigrations(configuration).ids.filter { !applied.contains($0) }
+            // Every module this binary has counts as known, the optional benchmark one too.
+            let known = allMigrations(configuration.setting("bench-module", to: "true")).ids
+            let unknown = applied.filter { !known.contains($0) }
+            if !unknown.isEmpty {
+                throw CommandError.failure("the database records migrations this binary does not know (\(unknown.joined(separator: ", "))): a newer release wrote it")
+            }
             if !problems.isEmpty {
                 for p in problems.prefix(20) { ctx.io.print("problem: \(p)") }
-                throw CommandError.failure("integrity check found \(problems.count) problem\(problems.count == 1 ? "" : "s") in \(configuration.databasePath)")
+                throw CommandError.failure("integrity check found \(problems.count) problem\(problems.count == 1 ? "" : "s") in \(configuration.databaseLocation)")
             }
-            ctx.io.print("integrity ok: \(configuration.databasePath)")
+            if let version { ctx.io.print("connection ok: \(version) at \(configuration.databaseLocation)") }
+            ctx.io.print("integrity ok: \(configuration.databaseLocation)")
             ctx.io.print("migrations: \(applied.count) applied, \(pending.count) pending")
             if let line = lostSecretsLine(lostSecrets, configuration) { ctx.io.print(line) }
+        })
+        registry.register(Command("migrate-to", summary: "move the company from SQLite to an empty PostgreSQL database, checked by row counts",
+                                  usage: "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB", positionals: 1...1) { args, ctx in
+            try await moveToPostgres(args.positionals[0], configuration: configuration, io: ctx.io)
         })
         registry.register(Command("version", summary: "print the version and the libraries it runs on") { _, ctx in
             let openssl = String(cString: OpenSSL_version(0))
@@ -195,6 +230,51 @@ public enum Application {
             try await runAdmin(args.positionals, configuration: configuration, io: ctx.io)
         })
         return registry
+    }
+
+    /// `migrate-to URL`: the SQLite database (brought up to date first) copied into an empty
+    /// PostgreSQL database in one transaction, refused while a server runs on the data directory.
+    static func moveToPostgres(_ text: String, configuration: Configuration, io: any CommandIO) async throws {
+        guard case .postgresql(let url)? = StoreLocation(databaseURL: text) else {
+            throw CommandError.usage("migrate-to needs a postgresql:// URL, e.g. postgresql://sgem@db.example.com/sgem")
+        }
+        guard case .sqlite(let path) = configuration.databaseLocation else {
+            throw CommandError.failure("migrate-to moves an SQLite database; --database-url already names PostgreSQL")
+        }
+        guard let lock = try DataDirectoryLock.acquire(configuration.lockPath) else {
+            throw CommandError.failure("refused: a server is running on \(configuration.dataDirectory); stop it first")
+        }
+        defer { _ = lock }
+        try refuseUnusableFile(configuration, creating: false)
+        do {
+            guard case .empty = try Store.probe(url) else {
+                throw CommandError.failure("\(url) is not empty; migrate-to moves a company into a new, empty database")
+            }
+        } catch let error as StoreError {
+            throw CommandError.failure(error.message.split(whereSeparator: \.isNewline).joined(separator: " "))
+        }
+        let source = try await openMigratedStore(configuration)
+        let targetConfiguration = configuration.setting("database-url", to: text)
+        let target: Store
+        do {
+            target = try await openMigratedStore(targetConfiguration, report: { _ in })
+        } catch {
+            await source.close()
+            throw error
+        }
+        await target.close()
+        io.print("moving \(path) to \(url)")
+        let report: MoveReport
+        do {
+            report = try await source.move(to: url) { table, rows in io.print("  \(table): \(rows) row\(rows == 1 ? "" : "s")") }
+        } catch {
+            await source.close()
+            let reason = (error as? StoreError)?.message ?? "\(error)"
+            throw CommandError.failure("migrate-to failed, nothing was kept on PostgreSQL: \(reason)")
+        }
+        await source.close()
+        io.print("moved \(report.tables.count) tables, \(report.totalRows) rows; every table's row count matches")
+        io.print("start the server with --database-url \(url) (and the same --data-dir: its secret key opens the sealed settings)")
     }
 
     /// `admin VERB …`, `admin shell` and `admin help`. Arguments after the verb go to the verb

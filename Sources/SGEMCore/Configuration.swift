@@ -183,6 +183,14 @@ public struct Configuration: Sendable {
         self.sources = values.mapValues { _ in "default" }
     }
 
+    /// This configuration with `name` set to `value` (as if given as a flag), unchecked.
+    public func setting(_ name: String, to value: String) -> Configuration {
+        var copy = self
+        copy.values[name] = value
+        copy.sources[name] = "flag"
+        return copy
+    }
+
     public func string(_ name: String) -> String? { values[name] }
     public func int(_ name: String) -> Int { Int(values[name] ?? "") ?? 0 }
     public func bool(_ name: String) -> Bool { values[name] == "true" }

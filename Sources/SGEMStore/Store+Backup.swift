@@ -168,6 +168,16 @@ extension Store {
 
 /// The few file-system calls backup and restore need, checked on the spot, EINTR retried.
 enum FileOps {
+    /// Up to `count` bytes from the start of the file (fewer when it is shorter or unreadable).
+    static func firstBytes(_ path: String, count: Int) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0

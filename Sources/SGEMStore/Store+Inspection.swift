@@ -122,3 +122,17 @@ extension Store {
         return tables == 0 ? .empty : .foreign(tables: tables)
     }
 }
+
+extension Store {
+    /// How much the data takes: the SQLite file's pages, or `pg_database_size` on PostgreSQL.
+    public func databaseBytes() async throws -> Int64 {
+        try await read { db in
+            if db.dialect == .postgresql {
+                return try db.queryOne("SELECT pg_database_size(current_database()) AS n")?.int64("n") ?? 0
+            }
+            let pages = try db.queryOne("PRAGMA page_count")?.int64(at: 0) ?? 0
+            let size = try db.queryOne("PRAGMA page_size")?.int64(at: 0) ?? 0
+            return pages * size
+        }
+    }
+}

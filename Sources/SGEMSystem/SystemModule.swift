@@ -97,7 +97,7 @@ public struct SystemModule: Module {
             let store = try await context.openStore()
             let applied = try await store.appliedMigrations()
             let instance = try await SystemRepository(store: store).instance()
-            let size = fileSize(store.path)
+            let size = store.location.isPostgreSQL ? Int(try await store.databaseBytes()) : fileSize(store.path)
             if args.has("json") {
                 let doc: JSONValue = [
                     "version": .string(version),

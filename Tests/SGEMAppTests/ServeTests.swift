@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import SGEMStore
 import SGEMTestSupport
 import Testing
 import SGEMSupport
@@ -306,10 +307,12 @@ final class AckLog: Sendable {
 @Suite(.serialized) struct CrashTests {
     /// SIGKILL in the middle of concurrent writes: the database stays intact and holds every
     /// write the server acknowledged.
-    @Test func killedMidWritesLosesNothingAcknowledged() async throws {
+    @Test(arguments: TestBackend.available)
+    func killedMidWritesLosesNothingAcknowledged(_ backend: TestBackend) async throws {
         let dir = TempDir()
         defer { dir.cleanup() }
-        let (server, port) = try startServer(dir, extra: ["--bench-module"])
+        let storage = backend == .postgresql ? ["--database-url", try dir.postgresURL()] : []
+        let (server, port) = try startServer(dir, extra: ["--bench-module"] + storage)
         let acks = AckLog()
         // Writers are blocking clients, so they run on their own threads, not on Swift's
         // cooperative pool (two threads here), which the waiting below needs.
@@ -342,14 +345,21 @@ final class AckLog: Sendable {
         let acknowledged = acks.all
         #expect(acknowledged.count >= 400)
 
-        let check = try runBinary(["check", "--data-dir", dir.path])
+        let check = try runBinary(["check", "--data-dir", dir.path] + storage)
         #expect(check.code == 0, "\(check.out) \(check.err)")
         #expect(check.out.contains("integrity ok"))
 
-        // Every acknowledged id is in the table (sqlite3 CLI reads the recovered WAL).
-        let listed = dir.path + "/ids.txt"
-        #expect(try runShell("sqlite3 '\(dir.path)/sgem.db' 'SELECT id FROM bench_writes' > '\(listed)'") == 0)
-        let stored = Set((readAll(listed) ?? "").split(separator: "\n").compactMap { Int($0) })
+        // Every acknowledged id is in the table (sqlite3 CLI reads the recovered WAL; on
+        // PostgreSQL a fresh connection reads what committed).
+        let stored: Set<Int>
+        if backend == .postgresql {
+            let connection = try PostgresConnection(url: try dir.postgresURL())
+            stored = Set(try connection.query("SELECT id FROM bench_writes").compactMap { $0.int("id") })
+        } else {
+            let listed = dir.path + "/ids.txt"
+            #expect(try runShell("sqlite3 '\(dir.path)/sgem.db' 'SELECT id FROM bench_writes' > '\(listed)'") == 0)
+            stored = Set((readAll(listed) ?? "").split(separator: "\n").compactMap { Int($0) })
+        }
         let lost = acknowledged.filter { !stored.contains($0) }
         #expect(lost.isEmpty, "acknowledged but lost: \(lost.prefix(10))")
         #expect(stored.count >= acknowledged.count)

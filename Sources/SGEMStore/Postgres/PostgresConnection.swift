@@ -34,10 +34,21 @@ public final class PostgresConnection {
     /// Where it connects; `description` masks the password.
     public let url: PostgresURL
 
+    /// The `application_name` sgem's sessions carry unless the URL sets one.
+    public static let applicationName = "sgem-server"
+
     /// Connects, or throws `connectionFailed` with libpq's reason (password masked).
     public init(url: PostgresURL) throws {
         self.url = url
-        guard let conn = PQconnectdb(url.raw) else {
+        // The URI expands as `dbname`; sessions are named "sgem-server" in pg_stat_activity
+        // unless the URI names them (restore looks for running servers by that name).
+        let keywords: [UnsafeMutablePointer<CChar>?] = [strdup("dbname"), strdup("fallback_application_name"), nil]
+        let values: [UnsafeMutablePointer<CChar>?] = [strdup(url.raw), strdup(PostgresConnection.applicationName), nil]
+        defer { for pointer in keywords + values { free(pointer) } }
+        let keywordPointers: [UnsafePointer<CChar>?] = keywords.map { $0.map { UnsafePointer($0) } }
+        let valuePointers: [UnsafePointer<CChar>?] = values.map { $0.map { UnsafePointer($0) } }
+        let made = PQconnectdbParams(keywordPointers, valuePointers, 1)
+        guard let conn = made else {
             throw StoreError(code: .connectionFailed, message: "libpq could not allocate a connection")
         }
         handle = conn
