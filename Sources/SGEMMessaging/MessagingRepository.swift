@@ -7,10 +7,11 @@ import SGEMSupport
 /// the caller's `store.read` / `store.write`, so a change, its search rows and its realtime event
 /// share one transaction; the instance functions are the reads that stand alone.
 ///
-/// Search is the one part written per backend (the switch is in this file only): SQLite keeps an
-/// FTS5 external-content table in step by hand in the same transaction; PostgreSQL derives a
-/// generated `tsvector` column from the body (see the migrations), so edits and deletions are
-/// reflected by the same statement that makes them.
+/// What differs between the backends is switched on `db.dialect` here and nowhere else: search,
+/// and markRead's two-argument MAX/MIN (GREATEST/LEAST). SQLite keeps an FTS5 external-content
+/// table in step by hand in the same transaction; PostgreSQL derives a generated `tsvector`
+/// column from the body (see the migrations), so edits and deletions are reflected by the same
+/// statement that makes them.
 struct MessagingRepository: Sendable {
     let store: Store
 
@@ -544,11 +545,6 @@ struct MessagingRepository: Sendable {
             }
             return (text(prefixed: false), endsInWord ? text(prefixed: true) : nil)
         }
-    }
-
-    /// The FTS5 expressions for what a person typed (see `SearchWords`).
-    static func ftsQuery(_ text: String) -> (words: String, prefixed: String?)? {
-        SearchWords(text)?.fts
     }
 
     /// Messages matching `query` (an FTS5 expression on SQLite, `tsquery` text on PostgreSQL) in

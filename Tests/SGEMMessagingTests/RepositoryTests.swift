@@ -47,6 +47,13 @@ struct MessagingRepositoryTests {
         }
     }
 
+    @Test("every messaging migration has a PostgreSQL form")
+    func everyMigrationRunsOnPostgreSQL() {
+        var migrations = MigrationList()
+        MessagingRepository.registerMigrations(&migrations)
+        #expect(migrations.ids.count == 3 && migrations.withoutPostgreSQLForm.isEmpty)
+    }
+
     @Test("words are found whatever their case, accents and punctuation; the last one as a start only when no message holds it whole",
           arguments: TestBackend.available)
     func searchAnswers(_ backend: TestBackend) async throws {
