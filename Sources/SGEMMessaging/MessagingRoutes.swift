@@ -452,7 +452,7 @@ struct MessagingRoutes: Sendable {
 
 extension Messenger {
     func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool {
-        try await store.read { db in try MessagingRepository.isMember(user, of: chatID, in: db) }
+        try await repository.isMember(user, of: chatID)
     }
 }
 

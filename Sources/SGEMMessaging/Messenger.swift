@@ -14,25 +14,22 @@ struct Messenger: Sendable {
     /// messaging runs the same without it.
     var services: ServiceRegistry? = nil
 
+    /// The reads that stand alone; writes run their statements in one `store.write`.
+    var repository: MessagingRepository { MessagingRepository(store: store) }
+
     // MARK: Reading chats
 
     func chats(of viewer: Int64) async throws -> [JSONValue] {
-        try await store.read { db in try MessagingRepository.chats(of: viewer, in: db) }.map { $0.0.json($0.1) }
+        try await repository.chats(of: viewer).map { $0.0.json($0.1) }
     }
 
     func chat(_ id: Int64, viewer: Int64) async throws -> JSONValue {
-        let found = try await store.read { db -> (Chat, Chat.ReaderView)? in
-            guard let chat = try MessagingRepository.chat(id, member: viewer, in: db) else { return nil }
-            return (chat, try MessagingRepository.view(of: id, reader: viewer, in: db))
-        }
-        guard let (chat, view) = found else { throw Messenger.noSuchChat }
+        guard let (chat, view) = try await repository.chat(id, viewer: viewer) else { throw Messenger.noSuchChat }
         return chat.json(view)
     }
 
     func publicGroups(viewer: Int64, before: Int64?, limit: Int) async throws -> [JSONValue] {
-        try await store.read { db in
-            try MessagingRepository.publicGroups(viewer: viewer, before: before, limit: limit, in: db)
-        }.map { $0.0.json($0.1) }
+        try await repository.publicGroups(viewer: viewer, before: before, limit: limit).map { $0.0.json($0.1) }
     }
 
     // MARK: Creating chats
@@ -230,9 +227,7 @@ struct Messenger: Sendable {
 
     /// `{"items": [...]}` of a page of a chat's history, as JSON bytes.
     func messages(in id: Int64, viewer: Int64, after: Int64?, before: Int64?, limit: Int) async throws -> [UInt8] {
-        let found = try await store.read { db -> [Message]? in
-            try MessagingRepository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit, in: db)
-        }
+        let found = try await repository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit)
         guard let found else { throw Messenger.noSuchChat }
         // Optional, and resolved here rather than at boot: translation boots after messaging
         // (it reads messages through `MessageLookup`) and may be left out.
@@ -267,7 +262,7 @@ struct Messenger: Sendable {
 
     /// Edits a message's body; its author only (404 for anyone who cannot see it, 403 for other members).
     func edit(_ messageID: Int64, body: String, by user: Int64) async throws -> JSONValue {
-        let chatID = try await store.read { db in try MessagingRepository.message(messageID, in: db)?.chatID }
+        let chatID = try await repository.chatID(ofMessage: messageID)
         let mentionable = try await mentionable(in: chatID ?? 0, body: body)
         let now = Timestamp.now()
         let journal = self.journal
@@ -322,9 +317,7 @@ struct Messenger: Sendable {
     // MARK: Search
 
     func search(_ text: String, viewer: Int64, chatID: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
-        let hits = try await store.read { db in
-            try MessagingRepository.search(text: text, userID: viewer, chatID: chatID, before: before, limit: limit, in: db)
-        }
+        let hits = try await repository.search(text: text, userID: viewer, chatID: chatID, before: before, limit: limit)
         return hits.map { hit in
             .object([("message", hit.message.json), ("chatId", .number(Double(hit.message.chatID))), ("snippet", .string(hit.snippet))])
         }
@@ -333,7 +326,7 @@ struct Messenger: Sendable {
     // MARK: Contacts
 
     func contacts(of owner: Int64) async throws -> [JSONValue] {
-        let list = try await store.read { db in try MessagingRepository.contacts(of: owner, in: db) }
+        let list = try await repository.contacts(of: owner)
         var out: [JSONValue] = []
         for (id, at) in list {
             guard let user = try await directory.user(id: id) else { continue }
@@ -420,7 +413,7 @@ struct Messenger: Sendable {
     func mentionable(in id: Int64, body: String) async throws -> [Int64] {
         let names = ChatRules.mentionedUsernames(in: body)
         guard !names.isEmpty else { return [] }
-        let members = try await store.read { db in try MessagingRepository.chat(id, in: db)?.memberIDs ?? [] }
+        let members = try await repository.memberIDs(of: id)
         var out: [Int64] = []
         for member in members {
             if let user = try await directory.user(id: member), names.contains(user.username.lowercased()) { out.append(member) }
@@ -442,28 +435,25 @@ struct Messenger: Sendable {
 struct StoredChatAccess: ChatAccess, MessageLookup, ChatPushLookup {
     let store: Store
 
+    private var repository: MessagingRepository { MessagingRepository(store: store) }
+
     /// The chat's members at their notification levels, for the push module.
     func pushAudience(chat chatID: Int64) async throws -> ChatPushAudience? {
-        try await store.read { db in try MessagingRepository.pushAudience(chatID, in: db) }
+        try await repository.pushAudience(chatID)
     }
 
     func chatIDs(of userID: Int64) async throws -> Set<Int64> {
-        try await store.read { db in try MessagingRepository.chatIDs(of: userID, in: db) }
+        try await repository.chatIDs(of: userID)
     }
 
     // MessageLookup, for the translation module.
 
     func message(_ id: Int64, readableBy reader: Int64) async throws -> ReadableMessage? {
-        try await store.read { db -> ReadableMessage? in
-            guard let m = try MessagingRepository.message(id, in: db), try MessagingRepository.isMember(reader, of: m.chatID, in: db) else {
-                return nil
-            }
-            return m.readable
-        }
+        try await repository.message(id, readableBy: reader)?.readable
     }
 
     func message(_ id: Int64) async throws -> ReadableMessage? {
-        try await store.read { db in try MessagingRepository.message(id, in: db)?.readable }
+        try await repository.message(id)?.readable
     }
 
     func message(_ id: Int64, in db: Database) throws -> ReadableMessage? {
@@ -471,12 +461,12 @@ struct StoredChatAccess: ChatAccess, MessageLookup, ChatPushLookup {
     }
 
     func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool {
-        try await store.read { db in try MessagingRepository.isMember(user, of: chatID, in: db) }
+        try await repository.isMember(user, of: chatID)
     }
 
     func members(of chatID: Int64, among userIDs: [Int64]) async throws -> Set<Int64> {
         guard !userIDs.isEmpty else { return [] }
-        let all = try await store.read { db in try MessagingRepository.chat(chatID, in: db)?.memberIDs ?? [] }
+        let all = try await repository.memberIDs(of: chatID)
         return Set(all).intersection(userIDs)
     }
 }

@@ -188,9 +188,7 @@ struct SystemLinesTests {
             #expect(try await s.call("PATCH", "/api/v1/messages/\(lineIDs[0])", token: boss.token, json: ["body": "x"]).status == 404,
                     "not a member: 404 as for any message")
             // Search's index stays consistent with the messages, lines included.
-            try await s.running.store.write { db in
-                try db.execute("INSERT INTO messaging_search (messaging_search, rank) VALUES ('integrity-check', 1)")
-            }
+            try await s.running.store.write { db in try MessagingRepository.checkSearchIndex(in: db) }
         }
     }
 }
