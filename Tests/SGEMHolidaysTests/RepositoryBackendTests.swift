@@ -16,6 +16,13 @@ struct RepositoryBackendTests {
         return store
     }
 
+    @Test("every migration of the module has a PostgreSQL form")
+    func everyMigrationRunsOnPostgreSQL() {
+        var migrations = MigrationList()
+        HolidaysRepository.registerMigrations(&migrations)
+        #expect(!migrations.ids.isEmpty && migrations.withoutPostgreSQLForm.isEmpty)
+    }
+
     static func day(_ iso: String) -> Day { Day(iso: iso)! }
 
     static func new(_ user: Int64, _ type: LeaveType, _ start: String, _ end: String, _ perYear: [Int: Double],

@@ -22,6 +22,7 @@ struct RepositoryBackendTests {
         let store = try database.open()
         var migrations = MigrationList()
         NoticesRepository.registerMigrations(&migrations)
+        #expect(migrations.withoutPostgreSQLForm.isEmpty)
         _ = try await store.migrate(migrations)
         let repository = NoticesRepository(store: store)
         let facts = HolidayNoticeFacts(action: .approved, start: "2031-03-03", end: "2031-03-04", halfStart: false, halfEnd: true,

@@ -17,6 +17,13 @@ struct RepositoryBackendTests {
         return store
     }
 
+    @Test("every migration of the module has a PostgreSQL form")
+    func everyMigrationRunsOnPostgreSQL() {
+        var migrations = MigrationList()
+        PushRepository.registerMigrations(&migrations)
+        #expect(!migrations.ids.isEmpty && migrations.withoutPostgreSQLForm.isEmpty)
+    }
+
     @Test("subscriptions with their cap and owner changes, the key row, the cursor, the outbox's lease, retry and finish",
           arguments: TestBackend.available)
     func repository(_ backend: TestBackend) async throws {
