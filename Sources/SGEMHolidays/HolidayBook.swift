@@ -16,6 +16,9 @@ struct HolidayBook: Sendable {
     /// Where admins' changes (decisions, leave types, public holidays, allowances) are recorded.
     var audit: (any AuditTrail)? = nil
 
+    /// The module's SQL, for what stands alone in one transaction.
+    var repository: HolidaysRepository { HolidaysRepository(store: store) }
+
     /// The audit event names this module writes.
     static let auditEvents = ["holiday.approved", "holiday.rejected", "holiday.reopened", "holiday.cancelled",
                               "holiday.public_added", "holiday.public_deleted", "holiday.leave_type_added",
@@ -218,7 +221,7 @@ struct HolidayBook: Sendable {
 
     /// One request, for its owner or an admin; 404 for anyone else (it is not theirs to know of).
     func request(_ id: Int64, viewer: AuthenticatedUser) async throws -> HolidayRequest {
-        guard let request = try await store.read({ db in try HolidaysRepository.request(id: id, in: db) }),
+        guard let request = try await repository.request(id: id),
               viewer.isAdmin || request.userID == viewer.id else {
             throw APIError.notFound("no such request")
         }
@@ -234,7 +237,7 @@ struct HolidayBook: Sendable {
         let anotherAdmin = admins.contains { $0 != actor.id }
         // The owner's language for their notice, read before the write (the directory is not part
         // of this module's transaction); a request that is not there fails inside the write.
-        let owner = try await store.read { db in try HolidaysRepository.request(id: id, in: db)?.userID }
+        let owner = try await repository.request(id: id)?.userID
         let language: String
         if let owner { language = try await self.language(of: owner) } else { language = "en" }
         // The decider's name goes in the notice's facts; the directory is read before the write.
@@ -282,9 +285,7 @@ struct HolidayBook: Sendable {
 
     /// The admin list with filters, pending first, each with the employee's display name.
     func adminList(status: HolidayStatus?, year: Int?, userID: Int64?, typeKey: String?, limit: Int) async throws -> [(HolidayRequest, String)] {
-        let requests = try await store.read { db in
-            try HolidaysRepository.adminRequests(status: status, year: year, userID: userID, typeKey: typeKey, limit: limit, in: db)
-        }
+        let requests = try await repository.adminRequests(status: status, year: year, userID: userID, typeKey: typeKey, limit: limit)
         let names = try await displayNames(Set(requests.map(\.userID)))
         return requests.map { ($0, names[$0.userID]?.displayName ?? "") }
     }
@@ -435,9 +436,7 @@ struct HolidayBook: Sendable {
     /// Who is away in `from…to` (approved; admins also see pending), active employees only.
     func calendar(from: Day, to: Day, viewer: AuthenticatedUser) async throws -> [Absence] {
         let statuses: [HolidayStatus] = viewer.isAdmin ? [.approved, .pending] : [.approved]
-        let requests = try await store.read { db in
-            try HolidaysRepository.requests(from: from, to: to, statuses: statuses, limit: HolidayBook.maxRows, in: db)
-        }
+        let requests = try await repository.requests(from: from, to: to, statuses: statuses, limit: HolidayBook.maxRows)
         let users = try await displayNames(Set(requests.map(\.userID)))
         return requests.compactMap { r in
             guard let user = users[r.userID], user.active else { return nil }
@@ -450,10 +449,8 @@ struct HolidayBook: Sendable {
         let settings = try await self.settings()
         let today = today(settings)
         let me = AuthenticatedUser(id: viewer.id, username: viewer.username, role: viewer.role, sessionID: nil, viaCookie: false)
-        let requests = try await store.read { db in
-            try HolidaysRepository.requests(from: today.advanced(by: -366), to: today.advanced(by: 2 * 366), statuses: [.approved],
-                                            limit: HolidayBook.maxRows, in: db)
-        }
+        let requests = try await repository.requests(from: today.advanced(by: -366), to: today.advanced(by: 2 * 366),
+                                                     statuses: [.approved], limit: HolidayBook.maxRows)
         let users = try await displayNames(Set(requests.map(\.userID)))
         return requests.compactMap { r in
             guard let user = users[r.userID], user.active else { return nil }
@@ -466,7 +463,7 @@ struct HolidayBook: Sendable {
         let token = Crypto.base64URL(Crypto.randomBytes(32))
         let hash = HolidayBook.tokenHash(token)
         let now = clock.now()
-        try await store.write { db in try HolidaysRepository.setCalendarToken(userID: userID, hash: hash, at: now, in: db) }
+        try await repository.setCalendarToken(userID: userID, hash: hash, at: now)
         return token
     }
 
@@ -474,7 +471,7 @@ struct HolidayBook: Sendable {
     func calendarTokenOwner(_ token: String) async throws -> DirectoryUser? {
         guard (20...100).contains(token.utf8.count) else { return nil }
         let hash = HolidayBook.tokenHash(token)
-        guard let owner = try await store.read({ db in try HolidaysRepository.calendarTokenOwner(hash: hash, in: db) }),
+        guard let owner = try await repository.calendarTokenOwner(hash: hash),
               let user = try await directory?.user(id: owner), user.active else { return nil }
         return user
     }
@@ -484,11 +481,11 @@ struct HolidayBook: Sendable {
     // MARK: Leave types, public holidays, allowances
 
     func leaveTypes() async throws -> [LeaveType] {
-        try await store.read { db in try HolidaysRepository.leaveTypes(in: db) }
+        try await repository.leaveTypes()
     }
 
     func publicHolidays(year: Int) async throws -> [PublicHoliday] {
-        try await store.read { db in try HolidaysRepository.publicHolidays(from: Day.firstOf(year), to: Day.lastOf(year), in: db) }
+        try await repository.publicHolidays(year: year)
     }
 
     /// Adds public holidays all together or none; throws naming the first taken date.
@@ -605,7 +602,7 @@ struct HolidayAbsences: AbsenceDirectory {
     func awayUntil(userIDs: [Int64]) async throws -> [Int64: String] {
         guard !userIDs.isEmpty else { return [:] }
         let today = book.today(try await book.settings())
-        let found = try await book.store.read { db in try HolidaysRepository.awayUntil(userIDs: userIDs, on: today, in: db) }
+        let found = try await book.repository.awayUntil(userIDs: userIDs, on: today)
         return found.mapValues(\.iso)
     }
 }

@@ -14,6 +14,9 @@ struct NoticeBoard: Sendable {
     /// that boot the board without accounts.
     var audit: (any AuditTrail)? = nil
 
+    /// The module's SQL, for what stands alone in one transaction.
+    var repository: NoticesRepository { NoticesRepository(store: store) }
+
     /// The audit event names this module writes.
     static let auditEvents = ["notice.posted", "notice.edited", "notice.deleted"]
 
@@ -53,7 +56,7 @@ struct NoticeBoard: Sendable {
 
     /// A notice `viewer` may see; 404 otherwise (someone else's personal notice included).
     func notice(_ id: Int64, viewer: Int64) async throws -> Notice {
-        guard let notice = try await store.read({ db in try NoticesRepository.notice(id, viewer: viewer, in: db) }) else {
+        guard let notice = try await repository.notice(id, viewer: viewer) else {
             throw APIError.notFound("no such notice")
         }
         return notice
@@ -62,7 +65,7 @@ struct NoticeBoard: Sendable {
     /// Marks a notice read for `viewer`; 404 when they may not see it.
     func markRead(_ id: Int64, viewer: Int64) async throws {
         let now = Timestamp.now()
-        guard try await store.write({ db in try NoticesRepository.markRead(id, viewer: viewer, at: now, in: db) }) else {
+        guard try await repository.markRead(id, viewer: viewer, at: now) else {
             throw APIError.notFound("no such notice")
         }
     }
@@ -151,7 +154,7 @@ struct NoticeBoard: Sendable {
 
     /// Company notices, pinned first, then newest, as an admin verb sees them.
     func companyNotices(limit: Int) async throws -> [Notice] {
-        try await store.read { db in try NoticesRepository.companyNotices(limit: limit, in: db) }
+        try await repository.companyNotices(limit: limit)
     }
 
     /// Who a company notice is for: active users now, the author (who is one of them) aside.

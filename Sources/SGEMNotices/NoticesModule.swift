@@ -57,7 +57,7 @@ struct BoardLookup: NoticeLookup {
     let store: Store
 
     func notice(_ id: Int64, visibleTo reader: Int64) async throws -> ReadableNotice? {
-        try await store.read { db in try NoticesRepository.notice(id, viewer: reader, in: db) }
+        try await NoticesRepository(store: store).notice(id, viewer: reader)
             .map { ReadableNotice(id: $0.id, title: $0.title, body: $0.body) }
     }
 }

@@ -76,7 +76,7 @@ struct PushRoutes: Sendable {
                                                                                                required: ["items"]))],
             authenticated: true)) { _, context in
             let me = try context.user()
-            let list = try await store.read { db in try PushRepository.subscriptions(of: me.id, in: db) }
+            let list = try await PushRepository(store: store).subscriptions(of: me.id)
             return .json(["items": .array(list.map(\.json))] as JSONValue)
         }
 

@@ -22,6 +22,8 @@ final class PushWorker: Sendable {
     let contact: @Sendable () async -> String
     let logger: Logger
     let limits: Limits
+    /// The module's SQL, for what stands alone in one transaction.
+    var repository: PushRepository { PushRepository(store: store) }
 
     struct Limits: Sendable {
         /// Events looked at per read of the journal.
@@ -166,7 +168,7 @@ final class PushWorker: Sendable {
     func deliveries(for intents: [Intent]) async throws -> [(subscription: Int64, payload: String, urgency: String)] {
         guard !intents.isEmpty else { return [] }
         let users = Array(Set(intents.map(\.userID)))
-        let subscriptions = try await store.read { db in try PushRepository.subscriptionIDs(of: users, in: db) }
+        let subscriptions = try await repository.subscriptionIDs(of: users)
         guard !subscriptions.isEmpty else { return [] }
         let candidates = Array(subscriptions.keys)
         let people = try await directory.users(ids: candidates)
@@ -227,7 +229,7 @@ final class PushWorker: Sendable {
                   notice["deleted"] != .bool(true), let id = notice["id"]?.numberValue.map(Int64.init),
                   let title = notice["title"]?.stringValue else { return [] }
             let author = notice["authorId"]?.numberValue.map(Int64.init)
-            let users = try await store.read { db in try PushRepository.subscribedUsers(in: db) }
+            let users = try await repository.subscribedUsers()
             return users.filter { $0 != author }.map { user in
                 Intent(userID: user, urgency: "normal") { language in PushTexts.notice(title: title, noticeID: id, language: language) }
             }
@@ -265,15 +267,15 @@ final class PushWorker: Sendable {
         // after a crash they come due again (a push then may go twice, never zero times).
         let until = now + PushWorker.lease
         // An idle look is one read; only a round with work writes its lease.
-        guard try await store.read({ db in try PushRepository.nextDue(in: db) }).map({ $0 <= now }) == true else { return false }
+        guard try await repository.nextDue().map({ $0 <= now }) == true else { return false }
         let started = MonotonicClock.nanoseconds()
         let (due, subscriptions) = try await store.write(background: true) { db -> ([PushDelivery], [Int64: PushSubscription]) in
-            let due = try PushRepository.due(at: now, limit: limit, in: db).filter {
-                try PushRepository.lease($0.id, now: now, until: until, in: db)
-            }
+            let due = try PushRepository.due(at: now, limit: limit, in: db)
+            let leased = try PushRepository.lease(due.map(\.id), now: now, until: until, in: db)
+            let taken = due.filter { leased.contains($0.id) }
             var subs: [Int64: PushSubscription] = [:]
-            for id in Set(due.map(\.subscriptionID)) { subs[id] = try PushRepository.subscription(id, in: db) }
-            return (due, subs)
+            for id in Set(taken.map(\.subscriptionID)) { subs[id] = try PushRepository.subscription(id, in: db) }
+            return (taken, subs)
         }
         guard !due.isEmpty else { return false }
         let contact = await contact()

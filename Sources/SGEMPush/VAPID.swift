@@ -27,7 +27,7 @@ final class VAPID: Sendable {
     /// The key pair in the store, or a new one stored now (sealed); another instance that made
     /// one first wins.
     static func load(store: Store, secrets: Secrets) async throws -> VAPID {
-        if let found = try await store.read({ db in try PushRepository.keys(in: db) }), let keys = try open(found, secrets: secrets) {
+        if let found = try await PushRepository(store: store).keys(), let keys = try open(found, secrets: secrets) {
             return VAPID(keys: keys)
         }
         let made = try P256KeyPair.generate()
@@ -37,7 +37,7 @@ final class VAPID: Sendable {
             // A key that no longer opens (the secret key file changed) is replaced: subscriptions
             // made with it stop working, and the console subscribes again with the new one.
             if let old = try PushRepository.keys(in: db), (try? open(old, secrets: secrets)) != nil { return old }
-            try db.execute("DELETE FROM push_keys")
+            try PushRepository.deleteKeys(in: db)
             try PushRepository.insertKeys(publicKey: pub, sealedPrivateKey: sealed, at: .now(), in: db)
             return try PushRepository.keys(in: db)
         }
