@@ -366,12 +366,11 @@ extension ModuleServer {
         let kept = try await store.read { db in try db.queryOne("SELECT must_change_password, language_chosen FROM accounts_users WHERE id = 1") }
         #expect(kept?["must_change_password"] == .integer(0))
         #expect(kept?["language_chosen"] == .integer(1))
-        let repository = AccountsRepository()
         let (ann, bob, types, session, audit) = try await store.read { db in
-            (try repository.user(db, id: 1), try repository.user(db, id: 2),
+            (try AccountsRepository.user(id: 1, in: db), try AccountsRepository.user(id: 2, in: db),
              try db.queryOne("SELECT typeof(created_at) AS c, typeof(last_login_at) AS l FROM accounts_users WHERE id = 1"),
-             try repository.session(db, tokenDigest: "d1"),
-             try repository.auditPage(db, before: nil, limit: 10))
+             try AccountsRepository.session(tokenDigest: "d1", in: db),
+             try AccountsRepository.auditPage(before: nil, limit: 10, in: db))
         }
         #expect(types?.string("c") == "integer")
         #expect(types?.string("l") == "integer")
@@ -386,9 +385,9 @@ extension ModuleServer {
         #expect(audit.first?.json["at"] == "2026-11-30T20:24:06Z", "the API still shows RFC 3339")
         // New rows are written as integers too.
         let newID = try await store.write { db in
-            try repository.insertUser(db, username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee,
-                                      language: AccountLanguage(code: "en", chosen: true), passwordHash: "x", mustChangePassword: false,
-                                      createdAt: Timestamp(milliseconds: 1_000_123), lastLoginAt: nil)
+            try AccountsRepository.insertUser(username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee,
+                                              language: AccountLanguage(code: "en", chosen: true), passwordHash: "x", mustChangePassword: false,
+                                              createdAt: Timestamp(milliseconds: 1_000_123), lastLoginAt: nil, in: db)
         }
         let cat = try await store.read { db in try db.queryOne("SELECT created_at FROM accounts_users WHERE id = ?", newID) }
         #expect(cat?["created_at"] == .integer(1_000_123))
