@@ -124,7 +124,7 @@ public enum Application {
             try makeDataDirectory(configuration)
             let store = try await openMigratedStore(configuration, report: { ctx.io.print("applied \($0)") })
             await store.close()
-            ctx.io.print("database is up to date: \(configuration.databasePath)")
+            ctx.io.print("database is up to date: \(configuration.databaseLocation)")
         })
         registry.register(Command("backup", summary: "write an online, consistent copy of the database (safe while the server runs)",
                                   usage: "--to FILE", options: [.value("to", "FILE", "where to write the backup (must not exist)")]) { args, ctx in
@@ -278,17 +278,19 @@ public enum Application {
     /// admin verbs work on the database a server already checked at its start.
     static func openMigratedStore(_ configuration: Configuration, report: (String) -> Void = { _ in }) async throws -> Store {
         let store = try await openStore(configuration, creating: true)
-        let path = configuration.databasePath
-        let problems: [String]
-        do {
-            problems = try await store.quickCheck()
-        } catch {
-            await store.close()
-            throw CommandError.failure("cannot read \(path): \(error)")
-        }
-        if let first = problems.first {
-            await store.close()
-            throw CommandError.failure("\(path) fails SQLite's quick check (\(first)); restore a backup with '\(name) restore --from FILE'")
+        let place = configuration.databaseLocation.description
+        if !configuration.databaseLocation.isPostgreSQL {
+            let problems: [String]
+            do {
+                problems = try await store.quickCheck()
+            } catch {
+                await store.close()
+                throw CommandError.failure("cannot read \(place): \(error)")
+            }
+            if let first = problems.first {
+                await store.close()
+                throw CommandError.failure("\(place) fails SQLite's quick check (\(first)); restore a backup with '\(name) restore --from FILE'")
+            }
         }
         do {
             for id in try await store.migrate(allMigrations(configuration), refuseNewerSchema: true) { report(id) }
@@ -307,21 +309,53 @@ public enum Application {
         try await openStore(configuration, creating: false)
     }
 
-    /// Opens the store after checking that the file is sgem-server's: a missing file is created
-    /// only when `creating`; anything else (an empty file too) must be an sgem database. Nothing is created
-    /// or changed on the way to a refusal.
+    /// Opens the store after checking that the database is sgem-server's: a missing SQLite file
+    /// (or a PostgreSQL database without tables) is used only when `creating`; anything else must
+    /// be an sgem database. Nothing is created or changed on the way to a refusal.
     static func openStore(_ configuration: Configuration, creating: Bool) async throws -> Store {
-        try refuseUnusableFile(configuration, creating: creating)
+        try refuseUnusableStore(configuration, creating: creating)
+        let location = configuration.databaseLocation
         var storeConfiguration = storeConfiguration(configuration)
         storeConfiguration.createIfMissing = creating
-        let path = configuration.databasePath
         let store: Store
         do {
-            store = try Store(path: path, configuration: storeConfiguration, logger: Logger(label: "store"))
+            store = try Store(location: location, configuration: storeConfiguration, logger: Logger(label: "store"))
         } catch {
-            throw CommandError.failure("cannot open \(path): \(error)")
+            throw CommandError.failure("cannot open \(location): \(error)")
         }
         return store
+    }
+
+    /// Throws one line unless the configured database is sgem's, or new and `creating`.
+    static func refuseUnusableStore(_ configuration: Configuration, creating: Bool) throws {
+        switch configuration.databaseLocation {
+        case .sqlite: try refuseUnusableFile(configuration, creating: creating)
+        case .postgresql(let url): try refuseUnusableDatabase(url, configuration, creating: creating)
+        }
+    }
+
+    /// Throws one line unless the PostgreSQL database (its schema the connection uses) is sgem's,
+    /// or holds no tables and `creating`. Reads only.
+    static func refuseUnusableDatabase(_ url: PostgresURL, _ configuration: Configuration, creating: Bool) throws {
+        let kind: PostgresDatabaseKind
+        do {
+            kind = try Store.probe(url)
+        } catch let error as StoreError {
+            // libpq's reason already names the URL (password masked) and may span lines.
+            throw CommandError.failure(error.message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: " \t") }.joined(separator: " "))
+        } catch {
+            throw CommandError.failure("cannot connect to \(url): \(error)")
+        }
+        switch kind {
+        case .empty:
+            guard creating else {
+                throw CommandError.failure("no sgem database at \(url) yet; create it with '\(name) migrate --database-url URL' or start the server")
+            }
+        case .foreign(let tables):
+            throw CommandError.failure("\(url) holds \(tables) table\(tables == 1 ? "" : "s") of another program and no sgem schema; refusing to use it (choose an empty database)")
+        case .sgem:
+            break
+        }
     }
 
     /// Throws one line naming the database file unless it is sgem's, or missing and `creating`.

@@ -26,9 +26,9 @@ enum Server {
         io.print("\(Application.name) \(Version.current) listening on \(scheme)://\(shownHost):\(running.port)/")
         let setupURL = running.setupToken().map { Server.setupURL(scheme: scheme, host: host, port: running.port, token: $0) }
         if let setupURL { io.print("first run: open \(setupURL) to create the first admin (the link works once)") }
-        io.print("data: \(configuration.databasePath)")
+        io.print("data: \(configuration.databaseLocation)")
         if let hint = await running.firstRunHint() { io.print(hint) }
-        logger.notice("listening", ["url": "\(scheme)://\(host):\(running.port)/", "database": configuration.databasePath])
+        logger.notice("listening", ["url": "\(scheme)://\(host):\(running.port)/", "database": configuration.databaseLocation.description])
         if let setupURL { logger.notice("first-run setup link", ["url": setupURL]) }
 
         defer {
@@ -109,7 +109,7 @@ public final class RunningServer: Sendable {
         for module in ordered { module.registerMigrations(&migrations) }
         // The key file is read (or made) before a new database is: a bad one stops a fresh
         // install before anything is created, and a refused database gets no key file beside it.
-        try Application.refuseUnusableFile(configuration, creating: true)
+        try Application.refuseUnusableStore(configuration, creating: true)
         let secrets = Secrets(keyFile: configuration.secretKeyPath)
         do {
             if try secrets.prepare() { logger.notice("secret key file created", ["path": secrets.keyFile]) }

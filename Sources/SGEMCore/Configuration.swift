@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SGEMShell
+import SGEMStore
 import SGEMSupport
 
 /// The kind of value a setting holds; values are checked when the configuration loads.
@@ -54,6 +55,9 @@ public enum Settings {
         Setting("host", .string, default: "0.0.0.0", "address to listen on"),
         Setting("port", .int(0...65535), default: "8080", "TCP port to listen on (0 picks a free one)"),
         Setting("data-dir", .path, default: "./sgem-data", "directory holding the database (created if missing)"),
+        Setting("database-url", .string, default: nil,
+                "where the data lives: sqlite:PATH (default DATA_DIR/sgem.db) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a Unix socket with ?host=/dir)",
+                check: { value in StoreLocation(databaseURL: value) == nil ? "must be sqlite:PATH or a postgresql:// URL" : nil }),
         Setting("config", .path, default: nil, "configuration file (key = value lines)"),
         Setting("tls-cert", .path, default: nil, "PEM certificate chain; with --tls-key serves HTTPS (TLS 1.2+)"),
         Setting("tls-key", .path, default: nil, "PEM private key for --tls-cert"),
@@ -191,7 +195,16 @@ public struct Configuration: Sendable {
     public func duration(_ setting: Setting) -> Duration { .seconds(int(setting)) }
 
     public var dataDirectory: String { values["data-dir"] ?? "./sgem-data" }
-    public var databasePath: String { dataDirectory + "/sgem.db" }
+    /// The SQLite file: `--database-url sqlite:PATH`, else `DATA_DIR/sgem.db`. Meaningful only when
+    /// `databaseLocation` is SQLite.
+    public var databasePath: String {
+        if case .sqlite(let path)? = values["database-url"].flatMap(StoreLocation.init(databaseURL:)) { return path }
+        return dataDirectory + "/sgem.db"
+    }
+    /// Where the store lives: `--database-url`, else the SQLite file in the data directory.
+    public var databaseLocation: StoreLocation {
+        values["database-url"].flatMap(StoreLocation.init(databaseURL:)) ?? .sqlite(path: dataDirectory + "/sgem.db")
+    }
     public var lockPath: String { dataDirectory + "/sgem.lock" }
     /// The key that seals stored secrets: `--secret-key-file`, else `DATA_DIR/secret.key`.
     public var secretKeyPath: String { values["secret-key-file"] ?? dataDirectory + "/secret.key" }

@@ -93,3 +93,32 @@ extension Store {
         }
     }
 }
+
+/// What a PostgreSQL database holds in the schema its connections use, as far as the store can
+/// tell without changing it.
+public enum PostgresDatabaseKind: Sendable, Equatable {
+    /// No tables at all: a database made for sgem and not yet migrated.
+    case empty
+    /// Tables, but no `sgem_migrations`: another program's.
+    case foreign(tables: Int)
+    /// An sgem database, with the number of migrations it records.
+    case sgem(appliedMigrations: Int)
+}
+
+extension Store {
+    /// Connects to `url` and tells what its current schema holds: nothing, another program's
+    /// tables, or sgem's. Throws `connectionFailed` when it cannot connect.
+    public static func probe(_ url: PostgresURL) throws -> PostgresDatabaseKind {
+        let connection = try PostgresConnection(url: url)
+        let hasMigrations = try connection.query("SELECT to_regclass('sgem_migrations') IS NOT NULL AS present").first?.bool("present") ?? false
+        if hasMigrations {
+            let applied = try connection.query("SELECT count(*) AS n FROM sgem_migrations").first?.int("n") ?? 0
+            return .sgem(appliedMigrations: applied)
+        }
+        let tables = try connection.query("""
+            SELECT count(*) AS n FROM information_schema.tables
+            WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+            """).first?.int("n") ?? 0
+        return tables == 0 ? .empty : .foreign(tables: tables)
+    }
+}

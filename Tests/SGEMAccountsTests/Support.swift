@@ -15,7 +15,7 @@ import Testing
 
 /// The settings every test server uses: loopback, port 0, cheap hashes.
 func testSettings(_ dir: TempDir) -> [String: String] {
-    ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
+    ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"].merging(dir.storageSettings) { _, new in new }
 }
 
 let adminPassword = "correct horse battery"
@@ -105,7 +105,7 @@ final class ModuleServer: Sendable {
         modules = [CompanyModule(), AccountsModule(throttle: throttle, clock: clock)]
         var migrations = MigrationList()
         for m in modules { m.registerMigrations(&migrations) }
-        store = try Store(path: configuration.databasePath, logger: Logger(label: "store"))
+        store = try Store(location: configuration.databaseLocation, logger: Logger(label: "store"))
         _ = try await store.migrate(migrations)
         router = Router()
         context = ModuleContext(configuration: configuration, store: store, services: ServiceRegistry(), events: EventBus(),

@@ -252,7 +252,7 @@ extension LoginThrottle {
         defer { dir.cleanup() }
         try await createDatabase(dir)
         try await createUser(dir, "cheap", logN: 10)
-        let store = try Store(path: Configuration(overrides: ["data-dir": dir.path]).databasePath, logger: Logger(label: "test"))
+        let store = try Store(location: dir.storeLocation, logger: Logger(label: "test"))
         let hasher = PasswordHasher(logN: 10, threads: 1, metrics: MetricsRegistry())
         defer { hasher.shutdown() }
         let sessions = SessionManager(store: store, idleHours: 1, maxDays: 1, logger: Logger(label: "test"))

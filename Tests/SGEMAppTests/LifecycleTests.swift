@@ -11,7 +11,7 @@ import Testing
         defer { dir.cleanup() }
         let running = try await RunningServer.start(configuration: Configuration(overrides: [
             "port": "0", "host": "127.0.0.1", "data-dir": dir.path, "log-level": "warning", "password-hash-log-n": "10",
-        ]))
+        ].merging(dir.storageSettings) { _, new in new }))
         #expect(running.serviceNames == ["company.feeds", "accounts.expiry", "realtime.hub", "realtime.retention", "translation.chats",
                                          "translation.cache", "push.worker"])
         #expect(running.context.runtimeSettings != nil, "the runtime settings service is published at boot")
@@ -66,6 +66,7 @@ struct TestModule: Module {
 @Suite struct ServiceFailureTests {
     static func settings(_ dir: TempDir) -> [String: String] {
         ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "log-level": "warning", "password-hash-log-n": "10"]
+            .merging(dir.storageSettings) { _, new in new }
     }
 
     @Test(arguments: [(Ending.throwing, ServiceGroupError.Code.serviceFailed), (.returning, .serviceFinishedUnexpectedly)])

@@ -25,7 +25,7 @@ final class ChatServer: Sendable {
     /// `boss` (an admin) and the employees `names`, all logged in.
     static func start(_ names: [String] = ["ana", "bob", "cleo"]) async throws -> ChatServer {
         let dir = TempDir()
-        let flags = ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"]
+        let flags = ["--data-dir", dir.path, "--password-hash-log-n", "10", "--log-level", "error"] + dir.storageFlags
         let migrate = MemoryIO(input: [])
         guard await Application.main(["migrate"] + flags, environment: [:], io: migrate, configureLogging: false) == 0 else {
             throw TestFailure("migrate failed: \(migrate.errors)")
@@ -35,7 +35,7 @@ final class ChatServer: Sendable {
                                              "--role", "admin", "--password-stdin"] + flags, environment: [:], io: seed,
                                             configureLogging: false)
         guard seeded == 0 else { throw TestFailure("seeding boss failed: \(seed.errors)") }
-        let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
+        let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"].merging(dir.storageSettings) { _, new in new }
         let running = try await RunningServer.start(configuration: Configuration(overrides: settings))
         var people = ["boss": try await Person.login(running.port, "boss", bossPassword)]
         for name in names {

@@ -11,7 +11,7 @@ import SGEMTestSupport
 let adminPassword = "correct horse battery"
 
 func testSettings(_ dir: TempDir) -> [String: String] {
-    ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
+    ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"].merging(dir.storageSettings) { _, new in new }
 }
 
 /// A full server (every module) in-process on a fresh data directory with one admin, `boss`.

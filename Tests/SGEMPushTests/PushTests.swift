@@ -274,7 +274,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
                                      "--role", "admin", "--password-stdin"], input: [bossPassword])
         #expect(seed.code == 0)
         let configuration = Configuration(overrides: ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10",
-                                                      "log-level": "error", "outbound-allow": "127.0.0.1"])
+                                                      "log-level": "error", "outbound-allow": "127.0.0.1"].merging(dir.storageSettings) { _, new in new })
         let first = try await RunningServer.start(configuration: configuration)
         let boss = try await apiLogin(port: first.port, "boss", bossPassword)
         let ana = try await apiCreateUser(port: first.port, "ana", displayName: "Ana", role: "employee", as: boss)

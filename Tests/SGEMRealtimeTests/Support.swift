@@ -16,7 +16,7 @@ import Synchronization
 let adminPassword = "correct horse battery"
 
 func testSettings(_ dir: TempDir, _ extra: [String: String] = [:]) -> [String: String] {
-    ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"]
+    ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning"].merging(dir.storageSettings) { _, new in new }
         .merging(extra) { $1 }
 }
 

@@ -6,7 +6,7 @@ import SGEMShell
 /// `hashLogN` the scrypt cost of the hashes it makes.
 public func sgem(_ dir: TempDir, _ words: [String], input: [String] = [], hashLogN: Int = 10) async -> (code: Int32, io: MemoryIO) {
     let io = MemoryIO(input: input)
-    let settings = ["--data-dir", dir.path, "--password-hash-log-n", String(hashLogN), "--log-level", "error"]
+    let settings = ["--data-dir", dir.path, "--password-hash-log-n", String(hashLogN), "--log-level", "error"] + dir.storageFlags
     return (await Application.main(words + settings, environment: [:], io: io, configureLogging: false), io)
 }
 

@@ -43,6 +43,7 @@ public final class Office: Sendable {
         // policy refuses unless allowed; the policy's own tests override this.
         let settings = ["port": "0", "host": "127.0.0.1", "data-dir": dir.path, "password-hash-log-n": "10", "log-level": "warning",
                         "outbound-allow": "127.0.0.1"]
+            .merging(dir.storageSettings) { _, new in new }
             .merging(overrides) { _, new in new }
         let running = try await RunningServer.start(configuration: Configuration(overrides: settings))
         var people = ["boss": try await apiLogin(port: running.port, "boss", bossPassword)]

@@ -25,7 +25,11 @@ public struct TempDir: Sendable {
         path = String(cString: made)
     }
 
-    public func cleanup() { removeTree(path) }
+    /// Removes the directory, and the test's PostgreSQL database when the run made one.
+    public func cleanup() {
+        removeTree(path)
+        if testDatabaseURL != nil { dropPostgresDatabase() }
+    }
 }
 
 /// Removes a file or a directory tree (no symlinks are followed).
