@@ -220,17 +220,29 @@ extension ModuleServer {
         // The session was last used long enough ago to be renewed, and every session update fails.
         try await store.write { db in
             try db.execute("UPDATE accounts_sessions SET last_used_at = last_used_at - 600000")
-            try db.executeScript("""
-                CREATE TRIGGER test_refuse_renewal BEFORE UPDATE ON accounts_sessions
-                BEGIN SELECT RAISE(ABORT, 'renewal refused by the test'); END;
-                """)
+            switch db.dialect {
+            case .postgresql:
+                try db.executeScript("""
+                    CREATE FUNCTION test_refuse_renewal() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN RAISE EXCEPTION 'renewal refused by the test'; END $$;
+                    CREATE TRIGGER test_refuse_renewal BEFORE UPDATE ON accounts_sessions
+                    FOR EACH ROW EXECUTE FUNCTION test_refuse_renewal();
+                    """)
+            default:
+                try db.executeScript("""
+                    CREATE TRIGGER test_refuse_renewal BEFORE UPDATE ON accounts_sessions
+                    BEGIN SELECT RAISE(ABORT, 'renewal refused by the test'); END;
+                    """)
+            }
         }
         let before = try await store.read { db in try db.queryOne("SELECT last_used_at, expires_at FROM accounts_sessions") }
         let me = try await server.call("GET", "/api/v1/me", token: boss.token)
         #expect(me.status == 200, "\(me.text)")
         let after = try await store.read { db in try db.queryOne("SELECT last_used_at, expires_at FROM accounts_sessions") }
         #expect(after?.int64("last_used_at") == before?.int64("last_used_at"), "the renewal was attempted and failed")
-        try await store.write { db in try db.execute("DROP TRIGGER test_refuse_renewal") }
+        try await store.write { db in
+            try db.execute(db.dialect == .postgresql ? "DROP TRIGGER test_refuse_renewal ON accounts_sessions" : "DROP TRIGGER test_refuse_renewal")
+        }
         #expect(try await server.call("GET", "/api/v1/me", token: boss.token).status == 200)
         let renewed = try await store.read { db in try db.queryOne("SELECT last_used_at FROM accounts_sessions") }
         #expect((renewed?.int64("last_used_at") ?? 0) > (before?.int64("last_used_at") ?? 0), "the next request renews it")
