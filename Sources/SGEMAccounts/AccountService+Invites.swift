@@ -15,13 +15,12 @@ extension AccountService {
         let now = clock()
         let (token, hash) = InviteRules.makeToken()
         let expiresAt = Timestamp(milliseconds: now.milliseconds + Int64(request.days) * 86_400_000)
-        let repository = self.repository
         let invite = try await store.write { db in
-            let id = try repository.insertInvite(db, tokenHash: hash, request, expiresAt: expiresAt, createdBy: actor.userID, createdAt: now)
-            try AccountService.audit(repository, db, "invite.created", actor: actor, targetID: nil, login: nil,
+            let id = try AccountsRepository.insertInvite(tokenHash: hash, request, expiresAt: expiresAt, createdBy: actor.userID, createdAt: now, in: db)
+            try AccountService.audit(db, "invite.created", actor: actor, targetID: nil, login: nil,
                                      detail: "invite \(id): \(request.role.rawValue), \(request.maxUses) use\(request.maxUses == 1 ? "" : "s"), "
                                         + "\(request.days) day\(request.days == 1 ? "" : "s")" + (request.note.map { ", note: \($0)" } ?? ""))
-            guard let invite = try repository.invite(db, id: id) else { throw APIError.notFound("no such invitation") }
+            guard let invite = try AccountsRepository.invite(id: id, in: db) else { throw APIError.notFound("no such invitation") }
             return invite
         }
         return (invite, token)
@@ -30,19 +29,17 @@ extension AccountService {
     /// Newest first: those that can still make an account, or every one (`all`).
     func invites(all: Bool) async throws -> [InviteRecord] {
         let now = clock()
-        let repository = self.repository
         return try await store.read { db in
-            try repository.invites(db, liveOnly: !all, now: now, limit: AccountService.maxInvitesListed)
+            try AccountsRepository.invites(liveOnly: !all, now: now, limit: AccountService.maxInvitesListed, in: db)
         }
     }
 
     /// Revokes invitation `id` at once; 404 when there is none. Revoking twice keeps the first time.
     func revokeInvite(id: Int64, actor: Actor) async throws {
         let now = clock()
-        let repository = self.repository
         try await store.write { db in
-            guard try repository.revokeInvite(db, id: id, now: now) else { throw APIError.notFound("no such invitation") }
-            try AccountService.audit(repository, db, "invite.revoked", actor: actor, targetID: nil, login: nil, detail: "invite \(id)")
+            guard try AccountsRepository.revokeInvite(id: id, now: now, in: db) else { throw APIError.notFound("no such invitation") }
+            try AccountService.audit(db, "invite.revoked", actor: actor, targetID: nil, login: nil, detail: "invite \(id)")
         }
     }
 
@@ -51,7 +48,6 @@ extension AccountService {
         guard !token.isEmpty, token.utf8.count <= InviteRules.maxTokenLength else { return nil }
         let now = clock()
         let hash = InviteRules.hash(token)
-        let repository = self.repository
-        return try await store.read { db in try repository.liveInvite(db, tokenHash: hash, now: now) }
+        return try await store.read { db in try AccountsRepository.liveInvite(tokenHash: hash, now: now, in: db) }
     }
 }

@@ -21,8 +21,8 @@ typealias ColumnChange = (column: String, value: SQLValue)
 /// (unique names, the last active admin, session revocation, the audit log). It holds no SQL:
 /// each operation is one read or one write transaction of `AccountsRepository` calls.
 final class AccountService: Sendable {
-    let store: Store
     let repository: AccountsRepository
+    var store: Store { repository.store }
     let hasher: PasswordHasher
     let sessions: SessionManager
     /// Where ended sessions, deactivations and role changes are recorded, in their transaction,
@@ -36,11 +36,10 @@ final class AccountService: Sendable {
     /// The wall clock invitations expire by and accounts are created at; tests pin it.
     let clock: @Sendable () -> Timestamp
 
-    init(store: Store, repository: AccountsRepository, hasher: PasswordHasher, sessions: SessionManager,
+    init(store: Store, hasher: PasswordHasher, sessions: SessionManager,
          journal: (any EventJournal)? = nil, dummyCostRefresh: Duration = .seconds(5),
          clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
-        self.store = store
-        self.repository = repository
+        self.repository = AccountsRepository(store: store)
         self.hasher = hasher
         self.sessions = sessions
         self.journal = journal
@@ -51,15 +50,13 @@ final class AccountService: Sendable {
     // MARK: Reading
 
     func user(id: Int64) async throws -> UserRecord? {
-        let repository = self.repository
-        return try await store.read { db in try repository.user(db, id: id) }
+        try await repository.user(id: id)
     }
 
     /// The user whose username or email is `login` (case-insensitive), with the password hash.
     func user(login: String) async throws -> (UserRecord, String)? {
         let key = login.trimmingWhitespace().lowercased()
-        let repository = self.repository
-        return try await store.read { db in try repository.userWithPasswordHash(db, login: key) }
+        return try await repository.userWithPasswordHash(login: key)
     }
 
     /// One page of the directory: users matching `query` by name-word, position-word, username or
@@ -69,33 +66,30 @@ final class AccountService: Sendable {
     func list(query: String, status: String, after: Int64? = nil, limit: Int = 500)
         async throws -> (items: [UserRecord], more: Bool, total: Int, active: Int) {
         let words = SearchKey.queryWords(query)
-        let repository = self.repository
         return try await store.read { db in
             var cursor: UserCursor?
             if let after {
-                guard let found = try repository.cursor(db, after: after) else {
+                guard let found = try AccountsRepository.cursor(after: after, in: db) else {
                     throw APIError.validationFailed(["after": "must be the id of a user"])
                 }
                 cursor = found
             }
             // One more than asked tells whether another page follows.
-            var items = try repository.users(db, words: words, status: status, after: cursor, limit: limit + 1)
+            var items = try AccountsRepository.users(words: words, status: status, after: cursor, limit: limit + 1, in: db)
             let more = items.count > limit
             if more { items.removeLast() }
-            let counts = try repository.userCounts(db)
+            let counts = try AccountsRepository.userCounts(in: db)
             return (items, more, counts.total, counts.active)
         }
     }
 
     /// Whom the login screen names for a forgotten password (`passwordHelpAdminName`).
     func passwordHelpAdminName() async throws -> String? {
-        let repository = self.repository
-        return try await store.read { db in try repository.passwordHelpAdminName(db) }
+        return try await store.read { db in try AccountsRepository.passwordHelpAdminName(in: db) }
     }
 
     func activeAdminIDs() async throws -> [Int64] {
-        let repository = self.repository
-        return try await store.read { db in try repository.activeAdminIDs(db) }
+        try await repository.activeAdminIDs()
     }
 
     // MARK: The dummy hash
@@ -112,9 +106,8 @@ final class AccountService: Sendable {
 
     /// Sets the dummy hash's cost to that of the most expensive stored hash.
     func readDummyCost() async throws {
-        let repository = self.repository
         let prefixes = try await store.read { db in
-            try repository.passwordHashParameters(db, saltAndKeyLength: PasswordHasher.saltAndKeyLength)
+            try AccountsRepository.passwordHashParameters(saltAndKeyLength: PasswordHasher.saltAndKeyLength, in: db)
         }
         let costliest = prefixes.compactMap(PasswordHasher.parseParameters).filter(\.isUsable).max { $0.cost < $1.cost }
         hasher.setDummyCost(costliest)
@@ -125,9 +118,8 @@ final class AccountService: Sendable {
 
     /// Fails with 409 `username_taken` / `email_taken` before any expensive hashing.
     func checkAvailable(username: String, email: String) async throws {
-        let repository = self.repository
         let (u, e) = try await store.read { db in
-            (try repository.isUsernameTaken(db, username), try repository.isEmailTaken(db, email.lowercased()))
+            (try AccountsRepository.isUsernameTaken(username, in: db), try AccountsRepository.isEmailTaken(email.lowercased(), in: db))
         }
         if u { throw AccountService.usernameTaken }
         if e { throw AccountService.emailTaken }
@@ -149,24 +141,23 @@ final class AccountService: Sendable {
                 passwordHash: String, mustChangePassword: Bool = false, event: String, actor: Actor, session: NewSession? = nil,
                 request: Request? = nil, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
         let now = clock()
-        let repository = self.repository
         let client = SessionManager.ClientInfo(request)
         do {
             return try await store.write { db in
-                if onlyIfNoActiveAdmin, try repository.hasActiveAdmin(db) { throw AccountService.setupClosed }
-                if try repository.isUsernameTaken(db, username) { throw AccountService.usernameTaken }
-                if try repository.isEmailTaken(db, email.lowercased()) { throw AccountService.emailTaken }
-                if let invite, try !repository.useInvite(db, id: invite, now: now) { throw InviteRules.notFound }
-                let id = try repository.insertUser(db, username: username, email: email, displayName: displayName, role: role, language: language,
+                if onlyIfNoActiveAdmin, try AccountsRepository.hasActiveAdmin(in: db) { throw AccountService.setupClosed }
+                if try AccountsRepository.isUsernameTaken(username, in: db) { throw AccountService.usernameTaken }
+                if try AccountsRepository.isEmailTaken(email.lowercased(), in: db) { throw AccountService.emailTaken }
+                if let invite, try !AccountsRepository.useInvite(id: invite, now: now, in: db) { throw InviteRules.notFound }
+                let id = try AccountsRepository.insertUser(username: username, email: email, displayName: displayName, role: role, language: language,
                                                    passwordHash: passwordHash, mustChangePassword: mustChangePassword,
-                                                   createdAt: now, lastLoginAt: session == nil ? nil : now)
-                try repository.refreshSearchWords(db, userID: id)
-                if let session { try repository.insertSession(db, session, userID: id, ip: client.ip, userAgent: client.userAgent) }
-                try AccountService.audit(repository, db, event, actor: Actor(userID: actor.userID ?? (session == nil ? nil : id), ip: actor.ip),
+                                                   createdAt: now, lastLoginAt: session == nil ? nil : now, in: db)
+                try AccountsRepository.refreshSearchWords(userID: id, in: db)
+                if let session { try AccountsRepository.insertSession(session, userID: id, ip: client.ip, userAgent: client.userAgent, in: db) }
+                try AccountService.audit(db, event, actor: Actor(userID: actor.userID ?? (session == nil ? nil : id), ip: actor.ip),
                                          targetID: id, login: username,
                                          detail: "role \(role.rawValue)" + (mustChangePassword ? ", must choose a password" : "")
                                             + (invite.map { ", invite \($0)" } ?? ""))
-                return try AccountService.load(repository, db, id)
+                return try AccountService.load(db, id)
             }
         } catch let error as StoreError where error.isUniqueViolation {
             throw APIError.conflict("username_taken", "that username or email address is taken")
@@ -178,46 +169,42 @@ final class AccountService: Sendable {
     /// Records a successful login: the session, the login time, an upgraded hash if any, the audit entry.
     func recordLogin(_ user: UserRecord, session: NewSession, upgradedHash: String?, login: String, request: Request) async throws -> UserRecord {
         let now = Timestamp.now()
-        let repository = self.repository
         let client = SessionManager.ClientInfo(request)
         let actor = Actor.user(user.id, request)
         return try await store.write { db in
-            try repository.deleteExpiredSessions(db, now: now.milliseconds, userID: user.id)
-            try repository.insertSession(db, session, userID: user.id, ip: client.ip, userAgent: client.userAgent)
-            try repository.setLastLogin(db, userID: user.id, at: now)
-            if let upgradedHash { try repository.setPasswordHash(db, userID: user.id, upgradedHash) }
-            try AccountService.audit(repository, db, "login.success", actor: actor, targetID: user.id, login: login,
+            try AccountsRepository.deleteExpiredSessions(now: now.milliseconds, userID: user.id, in: db)
+            try AccountsRepository.insertSession(session, userID: user.id, ip: client.ip, userAgent: client.userAgent, in: db)
+            try AccountsRepository.setLastLogin(userID: user.id, at: now, in: db)
+            if let upgradedHash { try AccountsRepository.setPasswordHash(userID: user.id, upgradedHash, in: db) }
+            try AccountService.audit(db, "login.success", actor: actor, targetID: user.id, login: login,
                                      detail: upgradedHash == nil ? nil : "password hash rehashed at the configured cost")
-            return try AccountService.load(repository, db, user.id)
+            return try AccountService.load(db, user.id)
         }
     }
 
     func recordLoginFailure(login: String, userID: Int64?, reason: String, request: Request) async throws {
-        let repository = self.repository
         let ip = request.clientAddress
         try await store.write { db in
-            try AccountService.audit(repository, db, "login.failure", actor: Actor(userID: nil, ip: ip), targetID: userID,
+            try AccountService.audit(db, "login.failure", actor: Actor(userID: nil, ip: ip), targetID: userID,
                                      login: String(login.prefix(254)), detail: reason)
         }
     }
 
     func logout(_ user: AuthenticatedUser, request: Request) async throws {
-        let repository = self.repository
         let actor = Actor.user(user.id, request)
         let journal = self.journal
         try await store.write { db in
             if let sessionID = user.sessionID {
-                try repository.deleteSession(db, id: sessionID)
+                try AccountsRepository.deleteSession(id: sessionID, in: db)
                 _ = try journal?.append(StreamControl.sessionsRevoked(userID: user.id, scope: .only(sessionID)).event, in: db)
             }
-            try AccountService.audit(repository, db, "logout", actor: actor, targetID: user.id, login: user.username, detail: nil)
+            try AccountService.audit(db, "logout", actor: actor, targetID: user.id, login: user.username, detail: nil)
         }
     }
 
     /// Removes every session expired at `now`; returns how many.
     func deleteExpiredSessions(now: Timestamp) async throws -> Int {
-        let repository = self.repository
-        return try await store.write { db in try repository.deleteExpiredSessions(db, now: now.milliseconds) }
+        return try await store.write { db in try AccountsRepository.deleteExpiredSessions(now: now.milliseconds, in: db) }
     }
 
     // MARK: Changing
@@ -226,15 +213,14 @@ final class AccountService: Sendable {
     /// `mustChange`: a reset password, which the person must replace before anything else; a
     /// password they chose themselves clears that.
     func setPassword(userID: Int64, hash: String, mustChange: Bool, keepSession: Int64?, event: String, actor: Actor) async throws {
-        let repository = self.repository
         let journal = self.journal
         try await store.write { db in
-            guard try repository.userState(db, id: userID) != nil else { throw APIError.notFound("no such user") }
-            try repository.setPassword(db, userID: userID, hash: hash, mustChange: mustChange)
-            try repository.deleteSessions(db, userID: userID, except: keepSession)
+            guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw APIError.notFound("no such user") }
+            try AccountsRepository.setPassword(userID: userID, hash: hash, mustChange: mustChange, in: db)
+            try AccountsRepository.deleteSessions(userID: userID, except: keepSession, in: db)
             let ended = StreamControl.sessionsRevoked(userID: userID, scope: keepSession.map { .allBut($0) } ?? .all)
             _ = try journal?.append(ended.event, in: db)
-            try AccountService.audit(repository, db, event, actor: actor, targetID: userID, login: nil, detail: nil)
+            try AccountService.audit(db, event, actor: actor, targetID: userID, login: nil, detail: nil)
         }
     }
 
@@ -242,49 +228,48 @@ final class AccountService: Sendable {
     /// without an active admin (409 `last_admin`, checked inside the write); deactivation ends
     /// every session of the user at once.
     func update(userID: Int64, changes: [ColumnChange], role: UserRole? = nil, active: Bool? = nil, actor: Actor) async throws -> UserRecord {
-        let repository = self.repository
         let journal = self.journal
         do {
             let updated = try await store.write { db in
-                guard let current = try repository.userState(db, id: userID) else { throw APIError.notFound("no such user") }
+                guard let current = try AccountsRepository.userState(id: userID, in: db) else { throw APIError.notFound("no such user") }
                 let wasAdmin = current.role == .admin && current.active
                 let newRole = role ?? current.role
                 let newActive = active ?? current.active
-                if wasAdmin && (newRole != .admin || !newActive), try repository.otherActiveAdminCount(db, besides: userID) == 0 {
+                if wasAdmin && (newRole != .admin || !newActive), try AccountsRepository.otherActiveAdminCount(besides: userID, in: db) == 0 {
                     throw APIError.conflict("last_admin", "this would leave the company without an active admin")
                 }
                 var all = changes
                 for change in changes where change.column == "email_lower" {
-                    if case let .text(e) = change.value, e != current.emailLower, try repository.isEmailTaken(db, e, exceptUserID: userID) {
+                    if case let .text(e) = change.value, e != current.emailLower, try AccountsRepository.isEmailTaken(e, exceptUserID: userID, in: db) {
                         throw AccountService.emailTaken
                     }
                 }
                 if let role, role != current.role {
                     all.append(("role", .text(role.rawValue)))
-                    try AccountService.audit(repository, db, "role.change", actor: actor, targetID: userID, login: nil,
+                    try AccountService.audit(db, "role.change", actor: actor, targetID: userID, login: nil,
                                              detail: "\(current.role.rawValue) → \(role.rawValue)")
                     _ = try journal?.append(StreamControl.roleChanged(userID: userID).event, in: db)
                 }
                 if let active, active != current.active {
                     all.append(("active", .integer(active ? 1 : 0)))
-                    try AccountService.audit(repository, db, active ? "user.activate" : "user.deactivate", actor: actor, targetID: userID,
+                    try AccountService.audit(db, active ? "user.activate" : "user.deactivate", actor: actor, targetID: userID,
                                              login: nil, detail: nil)
                     if !active {
-                        try repository.deleteSessions(db, userID: userID)
+                        try AccountsRepository.deleteSessions(userID: userID, in: db)
                         _ = try journal?.append(StreamControl.accountDeactivated(userID: userID).event, in: db)
                     }
                 }
                 // Someone else's profile (an admin, or the command line): which fields, never their values.
                 if !changes.isEmpty, actor.userID != userID {
                     let fields = changes.map { $0.column == "email_lower" ? "email" : $0.column.replacingOccurrences(of: "_", with: " ") }
-                    try AccountService.audit(repository, db, "user.update", actor: actor, targetID: userID, login: nil,
+                    try AccountService.audit(db, "user.update", actor: actor, targetID: userID, login: nil,
                                              detail: Array(Set(fields)).sorted().joined(separator: ", ") + (actor.userID == nil ? " (command line)" : ""))
                 }
-                try repository.update(db, userID: userID, all)
+                try AccountsRepository.update(userID: userID, all, in: db)
                 if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
-                    try repository.refreshSearchWords(db, userID: userID)
+                    try AccountsRepository.refreshSearchWords(userID: userID, in: db)
                 }
-                return try AccountService.load(repository, db, userID)
+                return try AccountService.load(db, userID)
             }
             return updated
         } catch let error as StoreError where error.isUniqueViolation {
@@ -298,44 +283,39 @@ final class AccountService: Sendable {
     /// user. `auditedAs`: an admin changing someone's picture, written to the audit log.
     func setAvatar(userID: Int64, data: [UInt8], contentType: String, auditedAs actor: Actor? = nil) async throws -> UserRecord {
         let etag = "\"" + Crypto.hex(Crypto.sha256(data).prefix(12)) + "\""
-        let repository = self.repository
         return try await store.write { db in
-            let version = try repository.nextAvatarVersion(db, userID: userID)
-            try repository.saveAvatar(db, userID: userID, contentType: contentType, data: data, version: version, etag: etag)
-            if let actor { try AccountService.audit(repository, db, "avatar.set", actor: actor, targetID: userID, login: nil, detail: contentType) }
-            return try AccountService.load(repository, db, userID)
+            let version = try AccountsRepository.nextAvatarVersion(userID: userID, in: db)
+            try AccountsRepository.saveAvatar(userID: userID, contentType: contentType, data: data, version: version, etag: etag, in: db)
+            if let actor { try AccountService.audit(db, "avatar.set", actor: actor, targetID: userID, login: nil, detail: contentType) }
+            return try AccountService.load(db, userID)
         }
     }
 
     /// Removes the picture; 404 for no such user. `auditedAs` as for `setAvatar`.
     func deleteAvatar(userID: Int64, auditedAs actor: Actor? = nil) async throws {
-        let repository = self.repository
         try await store.write { db in
-            guard try repository.userState(db, id: userID) != nil else { throw APIError.notFound("no such user") }
-            try repository.deleteAvatar(db, userID: userID)
-            if let actor { try AccountService.audit(repository, db, "avatar.remove", actor: actor, targetID: userID, login: nil, detail: nil) }
+            guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw APIError.notFound("no such user") }
+            try AccountsRepository.deleteAvatar(userID: userID, in: db)
+            if let actor { try AccountService.audit(db, "avatar.remove", actor: actor, targetID: userID, login: nil, detail: nil) }
         }
     }
 
     func avatar(userID: Int64) async throws -> StoredAvatar? {
-        let repository = self.repository
-        return try await store.read { db in try repository.avatar(db, userID: userID) }
+        return try await store.read { db in try AccountsRepository.avatar(userID: userID, in: db) }
     }
 
     // MARK: Audit
 
-    static func audit(_ repository: AccountsRepository, _ db: Database, _ event: String, actor: Actor, targetID: Int64?,
-                      login: String?, detail: String?) throws {
-        try repository.appendAudit(db, at: .now(), event: event, actorID: actor.userID, targetID: targetID, login: login,
-                                   ip: actor.ip, detail: detail)
+    static func audit(_ db: Database, _ event: String, actor: Actor, targetID: Int64?, login: String?, detail: String?) throws {
+        try AccountsRepository.appendAudit(at: .now(), event: event, actorID: actor.userID, targetID: targetID, login: login,
+                                           ip: actor.ip, detail: detail, in: db)
     }
 
     /// Newest first, ids below `before`, optionally one event name or one user (actor or
     /// target); and whether older entries follow.
     func auditPage(before: Int64?, limit: Int, events: [String] = [], userID: Int64? = nil) async throws -> (items: [AuditEntry], more: Bool) {
-        let repository = self.repository
         var items = try await store.read { db in
-            try repository.auditPage(db, before: before, limit: limit + 1, events: events, userID: userID)
+            try AccountsRepository.auditPage(before: before, limit: limit + 1, events: events, userID: userID, in: db)
         }
         let more = items.count > limit
         if more { items.removeLast() }
@@ -350,13 +330,12 @@ final class AccountService: Sendable {
     /// The known event names (this module's and every other module's, `declared`) and any other
     /// name the log holds (from older releases), sorted.
     func auditEventNames(declared: [String] = []) async throws -> [String] {
-        let repository = self.repository
-        let stored = try await store.read { db in try repository.auditEventNames(db) }
+        let stored = try await store.read { db in try AccountsRepository.auditEventNames(in: db) }
         return Set(AccountService.auditEvents + declared + stored).sorted()
     }
 
-    static func load(_ repository: AccountsRepository, _ db: Database, _ id: Int64) throws -> UserRecord {
-        guard let user = try repository.user(db, id: id) else { throw APIError.notFound("no such user") }
+    static func load(_ db: Database, _ id: Int64) throws -> UserRecord {
+        guard let user = try AccountsRepository.user(id: id, in: db) else { throw APIError.notFound("no such user") }
         return user
     }
 }
@@ -367,17 +346,9 @@ struct AccountsDirectory: UserDirectory {
 
     func user(id: Int64) async throws -> DirectoryUser? { try await service.user(id: id)?.directoryUser }
     func activeAdminIDs() async throws -> [Int64] { try await service.activeAdminIDs() }
-    func activeUserCount() async throws -> Int {
-        let repository = service.repository
-        return try await service.store.read { db in try repository.userCounts(db).active }
-    }
-    func usersCreated(after time: Timestamp) async throws -> Int {
-        let repository = service.repository
-        return try await service.store.read { db in try repository.usersCreated(db, after: time) }
-    }
-    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] {
-        try await StoreDirectory.users(ids: ids, store: service.store, repository: service.repository)
-    }
+    func activeUserCount() async throws -> Int { try await service.repository.userCounts().active }
+    func usersCreated(after time: Timestamp) async throws -> Int { try await service.repository.usersCreated(after: time) }
+    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] { try await StoreDirectory.users(ids: ids, in: service.repository) }
     func user(login: String) async throws -> DirectoryUser? { try await service.user(login: login)?.0.directoryUser }
 }
 
@@ -385,38 +356,24 @@ struct AccountsDirectory: UserDirectory {
 /// the database the verb opened; the server uses `AccountsDirectory`.
 struct StoreDirectory: UserDirectory {
     let openStore: @Sendable () async throws -> Store
-    private var repository: AccountsRepository { AccountsRepository() }
 
-    func user(id: Int64) async throws -> DirectoryUser? {
-        let repository = self.repository
-        return try await openStore().read { db in try repository.user(db, id: id)?.directoryUser }
+    private var repository: AccountsRepository {
+        get async throws { AccountsRepository(store: try await openStore()) }
     }
-    func activeAdminIDs() async throws -> [Int64] {
-        let repository = self.repository
-        return try await openStore().read { db in try repository.activeAdminIDs(db) }
-    }
-    func activeUserCount() async throws -> Int {
-        let repository = self.repository
-        return try await openStore().read { db in try repository.userCounts(db).active }
-    }
-    func usersCreated(after time: Timestamp) async throws -> Int {
-        let repository = self.repository
-        return try await openStore().read { db in try repository.usersCreated(db, after: time) }
-    }
-    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] {
-        try await StoreDirectory.users(ids: ids, store: try await openStore(), repository: repository)
-    }
+
+    func user(id: Int64) async throws -> DirectoryUser? { try await repository.user(id: id)?.directoryUser }
+    func activeAdminIDs() async throws -> [Int64] { try await repository.activeAdminIDs() }
+    func activeUserCount() async throws -> Int { try await repository.userCounts().active }
+    func usersCreated(after time: Timestamp) async throws -> Int { try await repository.usersCreated(after: time) }
+    func users(ids: [Int64]) async throws -> [Int64: DirectoryUser] { try await StoreDirectory.users(ids: ids, in: try await repository) }
     func user(login: String) async throws -> DirectoryUser? {
-        let repository = self.repository
-        let key = login.trimmingWhitespace().lowercased()
-        return try await openStore().read { db in try repository.userWithPasswordHash(db, login: key)?.0.directoryUser }
+        try await repository.userWithPasswordHash(login: login.trimmingWhitespace().lowercased())?.0.directoryUser
     }
 
     /// `ids` looked up in one read: the one batch lookup both directories share.
-    static func users(ids: [Int64], store: Store, repository: AccountsRepository) async throws -> [Int64: DirectoryUser] {
+    static func users(ids: [Int64], in repository: AccountsRepository) async throws -> [Int64: DirectoryUser] {
         guard !ids.isEmpty else { return [:] }
-        let unique = Array(Set(ids))
-        let records = try await store.read { db in try repository.users(db, ids: unique) }
+        let records = try await repository.users(ids: Array(Set(ids)))
         var out: [Int64: DirectoryUser] = [:]
         for record in records { out[record.id] = record.directoryUser }
         return out

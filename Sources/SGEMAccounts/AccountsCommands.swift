@@ -132,11 +132,10 @@ struct AccountsCommands: Sendable {
         let store = try await context.openStore()
         let hasher = PasswordHasher(logN: context.configuration.int(AccountsModule.hashLogN), threads: 1)
         defer { hasher.shutdown() }
-        let repository = AccountsRepository()
-        let sessions = SessionManager(store: store, repository: repository, idleHours: context.configuration.int(AccountsModule.sessionIdleHours),
+        let sessions = SessionManager(store: store, idleHours: context.configuration.int(AccountsModule.sessionIdleHours),
                                       maxDays: context.configuration.int(AccountsModule.sessionMaxDays), logger: Logger(label: "accounts"))
         // The journal tells the server's realtime hubs (another process) which streams to close.
-        try await body(AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions,
+        try await body(AccountService(store: store, hasher: hasher, sessions: sessions,
                                       journal: context.services.resolve((any EventJournal).self)))
     }
 

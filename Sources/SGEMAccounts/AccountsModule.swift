@@ -57,7 +57,7 @@ public struct AccountsModule: Module {
 /// `AuditTrail` for other modules: their admin changes land in the accounts module's audit log.
 struct AccountsAuditTrail: AuditTrail {
     func record(_ record: AuditRecord, in db: Database) throws {
-        try AccountsRepository().appendAudit(db, at: .now(), event: record.event, actorID: record.actorID, targetID: record.targetID, login: nil,
-                                             ip: record.ip, detail: record.detail)
+        try AccountsRepository.appendAudit(at: .now(), event: record.event, actorID: record.actorID, targetID: record.targetID, login: nil,
+                                           ip: record.ip, detail: record.detail, in: db)
     }
 }

@@ -3,312 +3,373 @@ import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
-/// Every SQL statement of the accounts module, in domain terms. Methods take the store's
-/// `Database` so that callers compose several of them in one read or one write transaction; a
-/// second backend implements the same methods. Timestamps are INTEGER milliseconds since the
-/// epoch (`Timestamp.milliseconds` when binding, `Row.timestamp` when reading).
+/// Every SQL statement of the accounts module, in domain terms, written once for SQLite and
+/// PostgreSQL. The static methods take the caller's `Database` so that a service composes several
+/// of them in one read or one write transaction; the instance methods are single reads and writes
+/// of their own. Timestamps are INTEGER (BIGINT) milliseconds since the epoch.
 struct AccountsRepository: Sendable {
+    let store: Store
+
     /// The columns `UserRecord.init(row:)` reads by position: every SELECT of users starts with them, in this order.
-    static let userColumns = """
-        id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country,
+    static let userColumns: SQL = """
+        id, username, email, display_name, role, active, position, phone, twitter, linkedin, bio, status, country, \
         language, notifications_enabled, avatar_version, created_at, last_login_at, must_change_password, language_chosen
         """
 
+    // MARK: Reads and writes of their own
+
+    func user(id: Int64) async throws -> UserRecord? {
+        try await store.read { db in try AccountsRepository.user(id: id, in: db) }
+    }
+
+    /// The users among `ids` (active or not).
+    func users(ids: [Int64]) async throws -> [UserRecord] {
+        try await store.read { db in try AccountsRepository.users(ids: ids, in: db) }
+    }
+
+    func userWithPasswordHash(login key: String) async throws -> (UserRecord, String)? {
+        try await store.read { db in try AccountsRepository.userWithPasswordHash(login: key, in: db) }
+    }
+
+    func activeAdminIDs() async throws -> [Int64] {
+        try await store.read { db in try AccountsRepository.activeAdminIDs(in: db) }
+    }
+
+    func userCounts() async throws -> (total: Int, active: Int) {
+        try await store.read { db in try AccountsRepository.userCounts(in: db) }
+    }
+
+    func usersCreated(after time: Timestamp) async throws -> Int {
+        try await store.read { db in try AccountsRepository.usersCreated(after: time, in: db) }
+    }
+
     // MARK: Users
 
-    func user(_ db: Database, id: Int64) throws -> UserRecord? {
-        try db.queryOne("SELECT \(Self.userColumns) FROM accounts_users WHERE id = ?", id).map(UserRecord.init(row:))
+    static func user(id: Int64, in db: Database) throws -> UserRecord? {
+        try db.fetchOne(UserRecord.self, "SELECT \(userColumns) FROM accounts_users WHERE id = \(id)")
     }
 
     /// The users among `ids` (active or not), in one statement per 500 ids.
-    func users(_ db: Database, ids: [Int64]) throws -> [UserRecord] {
-        var out: [UserRecord] = []
-        var start = 0
-        while start < ids.count {
+    static func users(ids: [Int64], in db: Database) throws -> [UserRecord] {
+        try stride(from: 0, to: ids.count, by: 500).flatMap { start in
             let chunk = Array(ids[start..<min(ids.count, start + 500)])
-            start += chunk.count
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            out += try db.query("SELECT \(Self.userColumns) FROM accounts_users WHERE id IN (\(marks))",
-                                bindings: chunk.map { $0 as any SQLBindable }).map(UserRecord.init(row:))
+            return try db.fetchAll(UserRecord.self, "SELECT \(userColumns) FROM accounts_users WHERE id IN \(list: chunk)")
         }
-        return out
     }
 
     /// The user whose username or lowercased email is `key`, with the stored password hash.
-    func userWithPasswordHash(_ db: Database, login key: String) throws -> (UserRecord, String)? {
-        try db.queryOne("SELECT \(Self.userColumns), password_hash FROM accounts_users WHERE username = ? OR email_lower = ? LIMIT 1", key, key)
-            .map { (UserRecord(row: $0), $0.string("password_hash") ?? "") }
+    static func userWithPasswordHash(login key: String, in db: Database) throws -> (UserRecord, String)? {
+        try db.fetchOne(UserWithPasswordHash.self, """
+            SELECT \(userColumns), password_hash FROM accounts_users WHERE username = \(key) OR email_lower = \(key) LIMIT 1
+            """).map { ($0.user, $0.passwordHash) }
     }
 
     /// The distinct parameter parts (`scrypt$17$8$1`) of the stored password hashes: each hash
     /// without its last `saltAndKeyLength` characters. One scan of a table of a company's users.
-    func passwordHashParameters(_ db: Database, saltAndKeyLength: Int) throws -> [String] {
-        try db.query("SELECT DISTINCT substr(password_hash, 1, length(password_hash) - ?) AS parameters FROM accounts_users",
-                     saltAndKeyLength).compactMap { $0.string("parameters") }
+    static func passwordHashParameters(saltAndKeyLength: Int, in db: Database) throws -> [String] {
+        try db.fetchAll("""
+            SELECT DISTINCT substr(password_hash, 1, length(password_hash) - \(saltAndKeyLength)) AS parameters FROM accounts_users
+            """).compactMap { $0.string("parameters") }
     }
 
     /// Users of whom every one of `words` (folded by `SearchKey.queryWords`) starts a search
     /// word (`accounts_user_words`), filtered by `status` (active, inactive, all), by folded name
-    /// then username, after the user `after` (a keyset cursor), at most `limit`.
-    func users(_ db: Database, words: [String], status: String, after: UserCursor?, limit: Int) throws -> [UserRecord] {
-        let activeFilter: Int64 = status == "inactive" ? 0 : 1
-        // One fixed fragment per query word (at most 8), each bound to its own values.
-        let wordFilters = String(repeating: " AND id IN (SELECT user_id FROM accounts_user_words WHERE word >= ? AND word < ?)", count: words.count)
-        var bindings: [any SQLBindable] = [status, activeFilter]
-        for word in words { bindings += [word, SearchKey.upperBound(ofPrefix: word)] }
-        bindings += [after?.nameKey, after?.nameKey, after?.nameKey, after?.username, limit] as [any SQLBindable]
-        return try db.query("""
-            SELECT \(Self.userColumns) FROM accounts_users
-            WHERE (? = 'all' OR active = ?)\(wordFilters)
-              AND (? IS NULL OR name_key > ? OR (name_key = ? AND username > ?))
-            ORDER BY name_key, username LIMIT ?
-            """, bindings: bindings).map(UserRecord.init(row:))
+    /// then username, after the user `after` (a keyset cursor), at most `limit`. Words and keys
+    /// compare as bytes on both backends (PostgreSQL's columns are `COLLATE "C"`).
+    static func users(words: [String], status: String, after: UserCursor?, limit: Int, in db: Database) throws -> [UserRecord] {
+        var conditions: [SQL] = []
+        if status != "all" {
+            let active: Int64 = status == "inactive" ? 0 : 1
+            conditions.append("active = \(active)")
+        }
+        // One fixed fragment per query word (at most 8), each an index range.
+        for word in words {
+            conditions.append("""
+                id IN (SELECT user_id FROM accounts_user_words WHERE word >= \(word) AND word < \(SearchKey.upperBound(ofPrefix: word)))
+                """)
+        }
+        if let after {
+            conditions.append("(name_key > \(after.nameKey) OR (name_key = \(after.nameKey) AND username > \(after.username)))")
+        }
+        let filter: SQL = conditions.isEmpty ? "" : "WHERE \(conditions.joined(separator: " AND "))"
+        return try db.fetchAll(UserRecord.self, """
+            SELECT \(userColumns) FROM accounts_users \(filter) ORDER BY name_key, username LIMIT \(limit)
+            """)
     }
 
     /// Rewrites the search words of `userID` from its name, position, username and email.
-    func refreshSearchWords(_ db: Database, userID: Int64) throws {
-        try db.execute("DELETE FROM accounts_user_words WHERE user_id = ?", userID)
-        guard let row = try db.queryOne("SELECT display_name, position, username, email_lower FROM accounts_users WHERE id = ?", userID)
+    static func refreshSearchWords(userID: Int64, in db: Database) throws {
+        try db.run("DELETE FROM accounts_user_words WHERE user_id = \(userID)")
+        guard let row = try db.fetchOne("SELECT display_name, position, username, email_lower FROM accounts_users WHERE id = \(userID)")
         else { return }
         let words = SearchKey.words(of: [row.string("display_name") ?? "", row.string("position") ?? ""],
                                     whole: [row.string("username") ?? "", row.string("email_lower") ?? ""])
-        for word in words {
-            try db.execute("INSERT INTO accounts_user_words (word, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", word, userID)
-        }
+        guard !words.isEmpty else { return }
+        let values = words.sorted().map { word -> SQL in "(\(word), \(userID))" }.joined(separator: ", ")
+        try db.run("INSERT INTO accounts_user_words (word, user_id) VALUES \(values) ON CONFLICT DO NOTHING")
     }
 
     /// Where the listing stands after the user `id`; nil when there is no such user.
-    func cursor(_ db: Database, after id: Int64) throws -> UserCursor? {
-        try db.queryOne("SELECT name_key, username FROM accounts_users WHERE id = ?", id).map {
-            UserCursor(nameKey: $0.string("name_key") ?? "", username: $0.string("username") ?? "")
-        }
+    static func cursor(after id: Int64, in db: Database) throws -> UserCursor? {
+        try db.fetchOne(UserCursor.self, "SELECT name_key, username FROM accounts_users WHERE id = \(id)")
     }
 
     /// The company-wide number of users and of active ones. Counted as all minus the inactive
     /// (an index range, usually short), not by summing every row.
-    func userCounts(_ db: Database) throws -> (total: Int, active: Int) {
-        let counts = try db.queryOne("""
+    static func userCounts(in db: Database) throws -> (total: Int, active: Int) {
+        let counts = try db.fetchOne("""
             SELECT (SELECT COUNT(*) FROM accounts_users) AS total, (SELECT COUNT(*) FROM accounts_users WHERE active = 0) AS inactive
             """)
         let total = counts?.int("total") ?? 0
         return (total, total - (counts?.int("inactive") ?? 0))
     }
 
-    func usersCreated(_ db: Database, after time: Timestamp) throws -> Int {
-        try db.queryOne("SELECT COUNT(*) AS n FROM accounts_users WHERE created_at > ?", time.milliseconds)?.int("n") ?? 0
+    static func usersCreated(after time: Timestamp, in db: Database) throws -> Int {
+        try db.fetchOne("SELECT COUNT(*) AS n FROM accounts_users WHERE created_at > \(time.milliseconds)")?.int("n") ?? 0
     }
 
-    func activeAdminIDs(_ db: Database) throws -> [Int64] {
-        try db.query("SELECT id FROM accounts_users WHERE role = 'admin' AND active = 1 ORDER BY id").compactMap { $0.int64("id") }
+    static func activeAdminIDs(in db: Database) throws -> [Int64] {
+        try db.fetchAll("SELECT id FROM accounts_users WHERE role = 'admin' AND active = 1 ORDER BY id").compactMap { $0.int64("id") }
     }
 
     /// Active admins other than `userID`.
-    func otherActiveAdminCount(_ db: Database, besides userID: Int64) throws -> Int {
-        try db.queryOne("SELECT COUNT(*) AS n FROM accounts_users WHERE role = 'admin' AND active = 1 AND id != ?", userID)?.int("n") ?? 0
+    static func otherActiveAdminCount(besides userID: Int64, in db: Database) throws -> Int {
+        try db.fetchOne("SELECT COUNT(*) AS n FROM accounts_users WHERE role = 'admin' AND active = 1 AND id != \(userID)")?.int("n") ?? 0
     }
 
-    func isUsernameTaken(_ db: Database, _ username: String) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM accounts_users WHERE username = ?", username) != nil
+    static func isUsernameTaken(_ username: String, in db: Database) throws -> Bool {
+        try db.fetchOne("SELECT 1 AS taken FROM accounts_users WHERE username = \(username)") != nil
     }
 
     /// Whether another user than `exceptUserID` has the (lowercased) email address.
-    func isEmailTaken(_ db: Database, _ emailLower: String, exceptUserID: Int64? = nil) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM accounts_users WHERE email_lower = ? AND (? IS NULL OR id != ?)",
-                        emailLower, exceptUserID, exceptUserID) != nil
+    static func isEmailTaken(_ emailLower: String, exceptUserID: Int64? = nil, in db: Database) throws -> Bool {
+        var sql: SQL = "SELECT 1 AS taken FROM accounts_users WHERE email_lower = \(emailLower)"
+        if let exceptUserID { sql = sql + " AND id != \(exceptUserID)" }
+        return try db.fetchOne(sql) != nil
     }
 
     /// Inserts an active user and returns its id.
-    func insertUser(_ db: Database, username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
-                    passwordHash: String, mustChangePassword: Bool, createdAt: Timestamp, lastLoginAt: Timestamp?) throws -> Int64 {
-        let row = try db.queryOne("""
+    static func insertUser(username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
+                           passwordHash: String, mustChangePassword: Bool, createdAt: Timestamp, lastLoginAt: Timestamp?,
+                           in db: Database) throws -> Int64 {
+        try insertedID(db.fetchOne("""
             INSERT INTO accounts_users (username, email, email_lower, password_hash, role, active, display_name, name_key,
                                         language, language_chosen, must_change_password, created_at, last_login_at)
-            VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-            """, username, email, email.lowercased(), passwordHash, role.rawValue, displayName, SearchKey.fold(displayName),
-            language.code, language.chosen, mustChangePassword, createdAt.milliseconds, lastLoginAt?.milliseconds)
-        return row?.int64("id") ?? db.lastInsertRowID
+            VALUES (\(username), \(email), \(email.lowercased()), \(passwordHash), \(role.rawValue), 1, \(displayName),
+                    \(SearchKey.fold(displayName)), \(language.code), \(language.chosen), \(mustChangePassword),
+                    \(createdAt.milliseconds), \(lastLoginAt?.milliseconds))
+            RETURNING id
+            """))
     }
 
     /// The role, active flag and email of a user, for checks before a change.
-    func userState(_ db: Database, id: Int64) throws -> (role: UserRole, active: Bool, emailLower: String)? {
-        try db.queryOne("SELECT role, active, email_lower FROM accounts_users WHERE id = ?", id).map {
+    static func userState(id: Int64, in db: Database) throws -> (role: UserRole, active: Bool, emailLower: String)? {
+        try db.fetchOne("SELECT role, active, email_lower FROM accounts_users WHERE id = \(id)").map {
             (UserRole(rawValue: $0.string("role") ?? "") ?? .employee, $0.bool("active") ?? false, $0.string("email_lower") ?? "")
         }
     }
 
     /// Sets columns of one user; column names come from this module's constants only.
-    func update(_ db: Database, userID: Int64, _ changes: [ColumnChange]) throws {
+    static func update(userID: Int64, _ changes: [ColumnChange], in db: Database) throws {
         guard !changes.isEmpty else { return }
-        let assignments = changes.map { "\($0.column) = ?" }.joined(separator: ", ")
-        try db.execute("UPDATE accounts_users SET \(assignments) WHERE id = ?",
-                       bindings: changes.map { $0.value as any SQLBindable } + [userID as any SQLBindable])
+        let assignments = changes.map { change -> SQL in "\(raw: change.column) = \(change.value)" }.joined(separator: ", ")
+        try db.run("UPDATE accounts_users SET \(assignments) WHERE id = \(userID)")
     }
 
-    func setPasswordHash(_ db: Database, userID: Int64, _ hash: String) throws {
-        try db.execute("UPDATE accounts_users SET password_hash = ? WHERE id = ?", hash, userID)
+    static func setPasswordHash(userID: Int64, _ hash: String, in db: Database) throws {
+        try db.run("UPDATE accounts_users SET password_hash = \(hash) WHERE id = \(userID)")
     }
 
     /// Sets a new password hash and whether the person must replace it before anything else.
-    func setPassword(_ db: Database, userID: Int64, hash: String, mustChange: Bool) throws {
-        try db.execute("UPDATE accounts_users SET password_hash = ?, must_change_password = ? WHERE id = ?", hash, mustChange, userID)
+    static func setPassword(userID: Int64, hash: String, mustChange: Bool, in db: Database) throws {
+        try db.run("UPDATE accounts_users SET password_hash = \(hash), must_change_password = \(mustChange) WHERE id = \(userID)")
     }
 
     /// The display name of the first active admin (by id: usually whoever set the company up)
-    /// whose display name is not their username, so the login screen names no login; nil when none.
-    func passwordHelpAdminName(_ db: Database) throws -> String? {
-        try db.queryOne("""
-            SELECT display_name FROM accounts_users
-            WHERE role = 'admin' AND active = 1 AND lower(display_name) != username AND lower(display_name) != email_lower
-            ORDER BY id LIMIT 1
-            """)?.string("display_name")
+    /// whose display name is not their username nor their email address, ignoring ASCII case, so
+    /// the login screen names no login; nil when none. Compared here rather than with SQL's
+    /// `lower()`, which folds ASCII only on SQLite but by the database's locale on PostgreSQL.
+    static func passwordHelpAdminName(in db: Database) throws -> String? {
+        let admins = try db.fetchAll("""
+            SELECT display_name, username, email_lower FROM accounts_users WHERE role = 'admin' AND active = 1 ORDER BY id
+            """)
+        for admin in admins {
+            guard let name = admin.string("display_name") else { continue }
+            let folded = asciiLowercased(name)
+            if !folded.elementsEqual((admin.string("username") ?? "").utf8), !folded.elementsEqual((admin.string("email_lower") ?? "").utf8) {
+                return name
+            }
+        }
+        return nil
     }
 
-    func setLastLogin(_ db: Database, userID: Int64, at time: Timestamp) throws {
-        try db.execute("UPDATE accounts_users SET last_login_at = ? WHERE id = ?", time.milliseconds, userID)
+    /// The UTF-8 bytes of `text` with A–Z lowercased, as SQLite's `lower()` does.
+    private static func asciiLowercased(_ text: String) -> [UInt8] {
+        text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+    }
+
+    static func setLastLogin(userID: Int64, at time: Timestamp, in db: Database) throws {
+        try db.run("UPDATE accounts_users SET last_login_at = \(time.milliseconds) WHERE id = \(userID)")
     }
 
     // MARK: Sessions
 
     /// Stores `session` for `userID`.
-    func insertSession(_ db: Database, _ session: NewSession, userID: Int64, ip: String?, userAgent: String?) throws {
-        try db.execute("""
+    static func insertSession(_ session: NewSession, userID: Int64, ip: String?, userAgent: String?, in db: Database) throws {
+        try db.run("""
             INSERT INTO accounts_sessions (user_id, token_digest, csrf_digest, created_at, last_used_at, expires_at, ip, user_agent)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, userID, session.tokenDigest, session.csrfDigest, session.createdAt, session.createdAt, session.expiresAt, ip, userAgent)
+            VALUES (\(userID), \(session.tokenDigest), \(session.csrfDigest), \(session.createdAt), \(session.createdAt),
+                    \(session.expiresAt), \(ip), \(userAgent))
+            """)
     }
 
     /// The session whose token has `digest`, with its user's name, role and active flag.
-    func session(_ db: Database, tokenDigest digest: String) throws -> StoredSession? {
-        try db.queryOne("""
+    static func session(tokenDigest digest: String, in db: Database) throws -> StoredSession? {
+        try db.fetchOne(StoredSession.self, """
             SELECT s.id, s.user_id, s.csrf_digest, s.created_at, s.last_used_at, s.expires_at, u.username, u.role, u.active,
                    u.must_change_password
-            FROM accounts_sessions s JOIN accounts_users u ON u.id = s.user_id WHERE s.token_digest = ?
-            """, digest).flatMap { row in
-            guard let id = row.int64("id"), let userID = row.int64("user_id") else { return nil }
-            return StoredSession(id: id, userID: userID, csrfDigest: row.string("csrf_digest") ?? "",
-                                 createdAt: row.int64("created_at") ?? 0, lastUsedAt: row.int64("last_used_at") ?? 0,
-                                 expiresAt: row.int64("expires_at") ?? 0, username: row.string("username") ?? "",
-                                 role: UserRole(rawValue: row.string("role") ?? "") ?? .employee, userActive: row.bool("active") ?? false,
-                                 mustChangePassword: row.bool("must_change_password") ?? false)
-        }
+            FROM accounts_sessions s JOIN accounts_users u ON u.id = s.user_id WHERE s.token_digest = \(digest)
+            """)
     }
 
     /// Records a use of the session and its new expiry (both epoch milliseconds).
-    func renewSession(_ db: Database, id: Int64, usedAt: Int64, expiresAt: Int64) throws {
-        try db.execute("UPDATE accounts_sessions SET last_used_at = ?, expires_at = ? WHERE id = ?", usedAt, expiresAt, id)
+    static func renewSession(id: Int64, usedAt: Int64, expiresAt: Int64, in db: Database) throws {
+        try db.run("UPDATE accounts_sessions SET last_used_at = \(usedAt), expires_at = \(expiresAt) WHERE id = \(id)")
     }
 
-    func deleteSession(_ db: Database, id: Int64) throws {
-        try db.execute("DELETE FROM accounts_sessions WHERE id = ?", id)
+    static func deleteSession(id: Int64, in db: Database) throws {
+        try db.run("DELETE FROM accounts_sessions WHERE id = \(id)")
     }
 
     /// Ends every session of `userID` except `keep` (nil: all).
-    func deleteSessions(_ db: Database, userID: Int64, except keep: Int64? = nil) throws {
-        try db.execute("DELETE FROM accounts_sessions WHERE user_id = ? AND (? IS NULL OR id != ?)", userID, keep, keep)
+    static func deleteSessions(userID: Int64, except keep: Int64? = nil, in db: Database) throws {
+        var sql: SQL = "DELETE FROM accounts_sessions WHERE user_id = \(userID)"
+        if let keep { sql = sql + " AND id != \(keep)" }
+        try db.run(sql)
     }
 
     /// Removes sessions expired at `now` (epoch milliseconds), of one user or of everyone; returns how many.
     @discardableResult
-    func deleteExpiredSessions(_ db: Database, now: Int64, userID: Int64? = nil) throws -> Int {
-        try db.execute("DELETE FROM accounts_sessions WHERE expires_at <= ? AND (? IS NULL OR user_id = ?)", now, userID, userID)
+    static func deleteExpiredSessions(now: Int64, userID: Int64? = nil, in db: Database) throws -> Int {
+        var sql: SQL = "DELETE FROM accounts_sessions WHERE expires_at <= \(now)"
+        if let userID { sql = sql + " AND user_id = \(userID)" }
+        try db.run(sql)
         return db.changes
     }
 
     // MARK: Avatars
 
     /// Gives the user a new avatar version and returns it.
-    func nextAvatarVersion(_ db: Database, userID: Int64) throws -> Int64 {
-        guard let version = try db.queryOne("""
+    static func nextAvatarVersion(userID: Int64, in db: Database) throws -> Int64 {
+        guard let version = try db.fetchOne("""
             UPDATE accounts_users SET avatar_counter = avatar_counter + 1, avatar_version = avatar_counter + 1
-            WHERE id = ? RETURNING avatar_version
-            """, userID)?.int64("avatar_version") else { throw APIError.notFound("no such user") }
+            WHERE id = \(userID) RETURNING avatar_version
+            """)?.int64("avatar_version") else { throw APIError.notFound("no such user") }
         return version
     }
 
-    func saveAvatar(_ db: Database, userID: Int64, contentType: String, data: [UInt8], version: Int64, etag: String) throws {
-        try db.execute("""
-            INSERT INTO accounts_avatars (user_id, content_type, data, version, etag) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, data = excluded.data,
-                                                version = excluded.version, etag = excluded.etag
-            """, userID, contentType, data, version, etag)
+    static func saveAvatar(userID: Int64, contentType: String, data: [UInt8], version: Int64, etag: String, in db: Database) throws {
+        try db.run("""
+            INSERT INTO accounts_avatars (user_id, content_type, data, version, etag)
+            VALUES (\(userID), \(contentType), \(data), \(version), \(etag))
+            \(upsertOn: ["user_id"], update: ["content_type", "data", "version", "etag"])
+            """)
     }
 
-    func deleteAvatar(_ db: Database, userID: Int64) throws {
-        try db.execute("UPDATE accounts_users SET avatar_version = NULL WHERE id = ?", userID)
-        try db.execute("DELETE FROM accounts_avatars WHERE user_id = ?", userID)
+    static func deleteAvatar(userID: Int64, in db: Database) throws {
+        try db.run("UPDATE accounts_users SET avatar_version = NULL WHERE id = \(userID)")
+        try db.run("DELETE FROM accounts_avatars WHERE user_id = \(userID)")
     }
 
-    func avatar(_ db: Database, userID: Int64) throws -> StoredAvatar? {
-        try db.queryOne("SELECT content_type, data, version, etag FROM accounts_avatars WHERE user_id = ?", userID).map {
-            StoredAvatar(contentType: $0.string("content_type") ?? "application/octet-stream", data: $0.blob("data") ?? [],
-                         version: $0.int64("version") ?? 0, etag: $0.string("etag") ?? "")
-        }
+    static func avatar(userID: Int64, in db: Database) throws -> StoredAvatar? {
+        try db.fetchOne(StoredAvatar.self, "SELECT content_type, data, version, etag FROM accounts_avatars WHERE user_id = \(userID)")
     }
 
     // MARK: Audit
 
-    func appendAudit(_ db: Database, at time: Timestamp, event: String, actorID: Int64?, targetID: Int64?, login: String?,
-                     ip: String?, detail: String?) throws {
-        try db.execute("INSERT INTO accounts_audit (at, event, actor_id, target_id, login, ip, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       time.milliseconds, event, actorID, targetID, login, ip, detail)
+    static func appendAudit(at time: Timestamp, event: String, actorID: Int64?, targetID: Int64?, login: String?,
+                            ip: String?, detail: String?, in db: Database) throws {
+        try db.run("""
+            INSERT INTO accounts_audit (at, event, actor_id, target_id, login, ip, detail)
+            VALUES (\(time.milliseconds), \(event), \(actorID), \(targetID), \(login), \(ip), \(detail))
+            """)
     }
 
     /// Newest first, ids below `before`; only the events `events` names when given (each an
     /// exact name, `holiday.approved`, or a kind, `holiday`, which keeps every `holiday.…`), only
     /// events `userID` did or underwent when given.
-    func auditPage(_ db: Database, before: Int64?, limit: Int, events: [String] = [], userID: Int64? = nil) throws -> [AuditEntry] {
-        var bindings: [any SQLBindable] = [before ?? Int64.max]
-        var eventClause = ""
+    static func auditPage(before: Int64?, limit: Int, events: [String] = [], userID: Int64? = nil, in db: Database) throws -> [AuditEntry] {
+        var conditions: [SQL] = ["a.id < \(before ?? Int64.max)"]
         if !events.isEmpty {
             // A kind compares the name's first characters with `kind.`: no LIKE pattern to escape,
             // and the same answer under any collation (a text range would not be on PostgreSQL).
-            let each = events.map { filter -> String in
-                if filter.contains(".") { bindings.append(filter); return "a.event = ?" }
-                bindings.append((filter + ".").utf8.count); bindings.append(filter + ".")
-                return "substr(a.event, 1, ?) = ?"
+            let each = events.map { filter -> SQL in
+                filter.contains(".") ? "a.event = \(filter)" : "substr(a.event, 1, \((filter + ".").utf8.count)) = \(filter + ".")"
             }
-            eventClause = " AND (" + each.joined(separator: " OR ") + ")"
+            conditions.append("(\(each.joined(separator: " OR ")))")
         }
-        var userClause = ""
-        if let userID { userClause = " AND (a.actor_id = ? OR a.target_id = ?)"; bindings += [userID, userID] }
-        bindings.append(limit)
-        return try db.query("""
+        if let userID { conditions.append("(a.actor_id = \(userID) OR a.target_id = \(userID))") }
+        return try db.fetchAll(AuditEntry.self, """
             SELECT a.id, a.at, a.event, a.actor_id, au.username AS actor_username, a.target_id, tu.username AS target_username,
                    a.login, a.ip, a.detail
             FROM accounts_audit a
             LEFT JOIN accounts_users au ON au.id = a.actor_id
             LEFT JOIN accounts_users tu ON tu.id = a.target_id
-            WHERE a.id < ?\(eventClause)\(userClause)
-            ORDER BY a.id DESC LIMIT ?
-            """, bindings: bindings).map { row in
-            AuditEntry(id: row.int64("id") ?? 0, at: row.timestamp("at"), event: row.string("event") ?? "",
-                       actorID: row.int64("actor_id"), actorUsername: row.string("actor_username"),
-                       targetID: row.int64("target_id"), targetUsername: row.string("target_username"),
-                       login: row.string("login"), ip: row.string("ip"), detail: row.string("detail"))
-        }
+            WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY a.id DESC LIMIT \(limit)
+            """)
     }
 
     /// Every event name the log holds.
-    func auditEventNames(_ db: Database) throws -> [String] {
-        try db.query("SELECT DISTINCT event FROM accounts_audit").compactMap { $0.string("event") }
+    static func auditEventNames(in db: Database) throws -> [String] {
+        try db.fetchAll("SELECT DISTINCT event FROM accounts_audit").compactMap { $0.string("event") }
     }
 
     // MARK: Setup
 
     /// Whether any admin is active.
-    func hasActiveAdmin(_ db: Database) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM accounts_users WHERE role = 'admin' AND active = 1 LIMIT 1") != nil
+    static func hasActiveAdmin(in db: Database) throws -> Bool {
+        try db.fetchOne("SELECT 1 AS found FROM accounts_users WHERE role = 'admin' AND active = 1 LIMIT 1") != nil
+    }
+
+    /// The id an `INSERT … RETURNING id` gave its row.
+    static func insertedID(_ row: Row?) throws -> Int64 {
+        guard let id = row?.int64("id") else {
+            throw StoreError(code: .decoding, message: "INSERT … RETURNING id returned no id")
+        }
+        return id
+    }
+}
+
+/// A user row with its stored password hash.
+private struct UserWithPasswordHash: RowDecodable {
+    let user: UserRecord
+    let passwordHash: String
+
+    init(row: Row) throws {
+        user = UserRecord(row: row)
+        passwordHash = try row.required("password_hash", Row.string(_:))
     }
 }
 
 /// A position in the directory's order (display name, then username).
-struct UserCursor: Sendable {
+struct UserCursor: Sendable, RowDecodable {
     let nameKey: String
     let username: String
+
+    init(nameKey: String, username: String) {
+        self.nameKey = nameKey
+        self.username = username
+    }
+
+    init(row: Row) throws {
+        nameKey = try row.required("name_key", Row.string(_:))
+        username = try row.required("username", Row.string(_:))
+    }
 }
 
 /// A session row with what authentication needs of its user. Times are epoch milliseconds.
-struct StoredSession: Sendable {
+struct StoredSession: Sendable, RowDecodable {
     let id: Int64
     let userID: Int64
     let csrfDigest: String
@@ -320,18 +381,38 @@ struct StoredSession: Sendable {
     let userActive: Bool
     /// The password was generated or reset: only setting a new one is allowed.
     let mustChangePassword: Bool
+
+    init(row: Row) throws {
+        id = try row.required("id", Row.int64(_:))
+        userID = try row.required("user_id", Row.int64(_:))
+        csrfDigest = row.string("csrf_digest") ?? ""
+        createdAt = row.int64("created_at") ?? 0
+        lastUsedAt = row.int64("last_used_at") ?? 0
+        expiresAt = row.int64("expires_at") ?? 0
+        username = row.string("username") ?? ""
+        role = UserRole(rawValue: row.string("role") ?? "") ?? .employee
+        userActive = row.bool("active") ?? false
+        mustChangePassword = row.bool("must_change_password") ?? false
+    }
 }
 
 /// A stored profile picture.
-struct StoredAvatar: Sendable {
+struct StoredAvatar: Sendable, RowDecodable {
     let contentType: String
     let data: [UInt8]
     let version: Int64
     let etag: String
+
+    init(row: Row) throws {
+        contentType = row.string("content_type") ?? "application/octet-stream"
+        data = row.blob("data") ?? []
+        version = row.int64("version") ?? 0
+        etag = row.string("etag") ?? ""
+    }
 }
 
 /// One security event of the audit log.
-struct AuditEntry: Sendable {
+struct AuditEntry: Sendable, RowDecodable {
     let id: Int64
     let at: Timestamp?
     let event: String
@@ -342,6 +423,19 @@ struct AuditEntry: Sendable {
     let login: String?
     let ip: String?
     let detail: String?
+
+    init(row: Row) throws {
+        id = try row.required("id", Row.int64(_:))
+        at = row.timestamp("at")
+        event = row.string("event") ?? ""
+        actorID = row.int64("actor_id")
+        actorUsername = row.string("actor_username")
+        targetID = row.int64("target_id")
+        targetUsername = row.string("target_username")
+        login = row.string("login")
+        ip = row.string("ip")
+        detail = row.string("detail")
+    }
 
     /// The API's form: times as RFC 3339 UTC strings.
     var json: JSONValue {

@@ -26,15 +26,14 @@ struct AccountsRuntime: ModuleRuntime {
     static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy,
                      clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) async throws -> AccountsRuntime {
         let configuration = context.configuration
-        let repository = AccountsRepository()
         let hasher = PasswordHasher(logN: configuration.int(AccountsModule.hashLogN), threads: PasswordHasher.cpuCount,
                                     queueCapacity: configuration.int(AccountsModule.hashQueue),
                                     perClient: configuration.int(AccountsModule.hashPerClient), metrics: context.metrics)
-        let sessions = SessionManager(store: context.store, repository: repository, idleHours: configuration.int(AccountsModule.sessionIdleHours),
+        let sessions = SessionManager(store: context.store, idleHours: configuration.int(AccountsModule.sessionIdleHours),
                                       maxDays: configuration.int(AccountsModule.sessionMaxDays), logger: context.logger)
         // The system module, first in the list, has published the journal by now; servers without
         // it (module tests) have no streams to close.
-        let service = AccountService(store: context.store, repository: repository, hasher: hasher, sessions: sessions,
+        let service = AccountService(store: context.store, hasher: hasher, sessions: sessions,
                                      journal: context.services.resolve((any EventJournal).self), clock: clock)
         try await service.readDummyCost()
         let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)

@@ -5,7 +5,7 @@ import SGEMSupport
 
 /// An invitation to create an account: a link whose token only its holder knows (the store keeps
 /// its SHA-256), good for `maxUses` accounts until `expiresAt` unless an admin revokes it.
-struct InviteRecord: Sendable, Equatable {
+struct InviteRecord: Sendable, Equatable, RowDecodable {
     let id: Int64
     let role: UserRole
     let expiresAt: Timestamp
@@ -17,7 +17,7 @@ struct InviteRecord: Sendable, Equatable {
     let revokedAt: Timestamp?
 
     /// The columns `init(row:)` reads.
-    static let columns = "id, role, expires_at, max_uses, uses, note, created_by, created_at, revoked_at"
+    static let columns: SQL = "id, role, expires_at, max_uses, uses, note, created_by, created_at, revoked_at"
 
     init(row: Row) {
         id = row.int64("id") ?? 0

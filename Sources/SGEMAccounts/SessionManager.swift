@@ -36,16 +36,14 @@ final class SessionManager: SessionAuthenticator {
     }
 
     let store: Store
-    let repository: AccountsRepository
     let logger: Logger
     /// Milliseconds.
     let idle: Int64
     /// Milliseconds.
     let maximum: Int64
 
-    init(store: Store, repository: AccountsRepository, idleHours: Int, maxDays: Int, logger: Logger) {
+    init(store: Store, idleHours: Int, maxDays: Int, logger: Logger) {
         self.store = store
-        self.repository = repository
         self.logger = logger
         self.idle = Int64(idleHours) * 3_600_000
         self.maximum = Int64(maxDays) * 86_400_000
@@ -63,8 +61,7 @@ final class SessionManager: SessionAuthenticator {
     func authenticate(_ request: Request, allowQueryToken: Bool) async throws -> AuthenticatedUser? {
         guard let (token, viaCookie) = try SessionManager.credentials(request, allowQueryToken: allowQueryToken) else { return nil }
         let digest = SessionManager.digest(token)
-        let repository = self.repository
-        let found = try await store.read { db in try repository.session(db, tokenDigest: digest) }
+        let found = try await store.read { db in try AccountsRepository.session(tokenDigest: digest, in: db) }
         let now = Timestamp.now().milliseconds
         guard let session = found, session.expiresAt > now else {
             throw APIError(status: 401, code: "session_expired", message: "the session has expired or was ended; log in again")
@@ -89,9 +86,8 @@ final class SessionManager: SessionAuthenticator {
     /// request the session is valid for: it is logged, and the next request tries again.
     func renew(_ session: StoredSession, now: Int64) async {
         let newExpiry = min(now + idle, session.createdAt + maximum)
-        let repository = self.repository
         do {
-            try await store.write { db in try repository.renewSession(db, id: session.id, usedAt: now, expiresAt: newExpiry) }
+            try await store.write { db in try AccountsRepository.renewSession(id: session.id, usedAt: now, expiresAt: newExpiry, in: db) }
         } catch {
             logger.warning("session renewal failed", ["session.id": String(session.id), "user.id": String(session.userID),
                                                       "error": String(describing: error)])

@@ -3,7 +3,7 @@ import SGEMStore
 import SGEMSupport
 
 /// One row of `accounts_users`, as the API shows it.
-struct UserRecord: Sendable {
+struct UserRecord: Sendable, RowDecodable {
     let id: Int64
     let username: String
     let email: String

@@ -16,7 +16,9 @@ public struct CompanyModule: Module {
 
     public func registerMigrations(_ migrations: inout MigrationList) {
         // One row; NULL columns mean "the default", so defaults can change in code.
-        migrations.add("company.001_settings", sql: """
+        // PostgreSQL starts from the module's final schema (what 001 to 006 leave on SQLite:
+        // the settings row, the profile row, the feeds), so its forms of 002 to 006 are empty.
+        migrations.add("company.001_settings", sqlite: """
             CREATE TABLE company_settings (
                 id INTEGER PRIMARY KEY CHECK (id = 1),
                 default_allowance_days INTEGER,
@@ -27,13 +29,13 @@ public struct CompanyModule: Module {
                 updated_at TEXT
             );
             INSERT INTO company_settings (id) VALUES (1);
-            """)
+            """, postgresql: CompanyRepository.postgresqlBaseline + FeedRepository.postgresqlBaseline)
         CompanyRepository.registerMigrations(&migrations)
         FeedRepository.registerMigrations(&migrations)
         // The contact push services are given (VAPID sub); NULL: none.
-        migrations.add("company.006_push_contact", sql: """
+        migrations.add("company.006_push_contact", sqlite: """
             ALTER TABLE company_settings ADD COLUMN push_contact TEXT;
-            """)
+            """, postgresql: "")
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {

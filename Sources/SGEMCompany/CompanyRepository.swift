@@ -6,43 +6,71 @@ import SGEMSupport
 struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
     let store: Store
 
+    /// The settings and profile tables as SQLite's 001 to 006 leave them, for PostgreSQL's
+    /// baseline (`company.001_settings`).
+    static let postgresqlBaseline = """
+        CREATE TABLE company_settings (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            default_allowance_days BIGINT,
+            working_days TEXT,
+            registration TEXT,
+            registration_domain TEXT,
+            default_language TEXT,
+            updated_at BIGINT,
+            time_zone TEXT,
+            max_simultaneous_absences BIGINT,
+            carry_over_max_days BIGINT,
+            carry_over_expires TEXT,
+            push_contact TEXT
+        );
+        INSERT INTO company_settings (id) VALUES (1);
+        CREATE TABLE company_profile (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            name TEXT, phone TEXT, email TEXT, website TEXT, address TEXT,
+            updated_at BIGINT
+        );
+        INSERT INTO company_profile (id) VALUES (1);
+
+        """
+
     static func registerMigrations(_ migrations: inout MigrationList) {
         // One timestamp form across tables: INTEGER milliseconds since the epoch.
-        migrations.add("company.002_settings_updated_ms", sql: """
+        migrations.add("company.002_settings_updated_ms", sqlite: """
             ALTER TABLE company_settings ADD COLUMN updated_ms INTEGER;
             UPDATE company_settings SET updated_ms = CAST(strftime('%s', updated_at) AS INTEGER) * 1000 WHERE updated_at IS NOT NULL;
             ALTER TABLE company_settings DROP COLUMN updated_at;
             ALTER TABLE company_settings RENAME COLUMN updated_ms TO updated_at;
-            """)
+            """, postgresql: "")
         // NULL columns mean "the default" (or "no limit" / "never" where null is a value).
-        migrations.add("company.003_more_settings", sql: """
+        migrations.add("company.003_more_settings", sqlite: """
             ALTER TABLE company_settings ADD COLUMN time_zone TEXT;
             ALTER TABLE company_settings ADD COLUMN max_simultaneous_absences INTEGER;
             ALTER TABLE company_settings ADD COLUMN carry_over_max_days INTEGER;
             ALTER TABLE company_settings ADD COLUMN carry_over_expires TEXT;
-            """)
+            """, postgresql: "")
         // One row of company information; NULL is "not given".
-        migrations.add("company.004_profile", sql: """
+        migrations.add("company.004_profile", sqlite: """
             CREATE TABLE company_profile (
                 id INTEGER PRIMARY KEY CHECK (id = 1),
                 name TEXT, phone TEXT, email TEXT, website TEXT, address TEXT,
                 updated_at INTEGER
             );
             INSERT INTO company_profile (id) VALUES (1);
-            """)
+            """, postgresql: "")
     }
 
     // MARK: Settings
 
     func current() async throws -> CompanySettingsValue {
-        try await store.read { db in try CompanyRepository.current(db) }
+        try await store.read { db in try CompanyRepository.current(in: db) }
     }
 
     /// Applies `change` to the stored settings and saves the result, in one write transaction.
     /// `audited` records the change (before, after) in the same transaction.
     func update(audited: Audited<CompanySettingsValue>? = nil,
                 _ change: @escaping @Sendable (CompanySettingsValue) throws -> CompanySettingsValue) async throws -> CompanySettingsValue {
-        try await modify(load: CompanyRepository.current, save: CompanyRepository.save, audited: audited, change)
+        try await modify(load: { try CompanyRepository.current(in: $0) }, save: { try CompanyRepository.save($0, in: $1) },
+                         audited: audited, change)
     }
 
     /// What records a change of a one-row table in the audit log, given the row before and after.
@@ -64,13 +92,63 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
         }
     }
 
-    static func current(_ db: Database) throws -> CompanySettingsValue {
-        var value = CompanySettingsValue()
-        guard let row = try db.queryOne("""
+    static func current(in db: Database) throws -> CompanySettingsValue {
+        try db.fetchOne(StoredSettings.self, """
             SELECT default_allowance_days, working_days, registration, registration_domain, default_language, time_zone,
                    max_simultaneous_absences, carry_over_max_days, carry_over_expires, push_contact, updated_at
             FROM company_settings WHERE id = 1
-            """) else { return value }
+            """)?.value ?? CompanySettingsValue()
+    }
+
+    static func save(_ value: CompanySettingsValue, in db: Database) throws {
+        let days = value.workingDays.map(String.init).joined(separator: ",")
+        try db.run("""
+            UPDATE company_settings SET default_allowance_days = \(value.defaultAllowanceDays), working_days = \(days),
+                registration = \(value.registration), registration_domain = \(value.registrationDomain),
+                default_language = \(value.defaultLanguage), time_zone = \(value.timeZone),
+                max_simultaneous_absences = \(value.maxSimultaneousAbsences), carry_over_max_days = \(value.carryOverMaxDays),
+                carry_over_expires = \(value.carryOverExpires), push_contact = \(value.pushContact),
+                updated_at = \(value.updatedAt?.milliseconds)
+            WHERE id = 1
+            """)
+    }
+
+    // MARK: Profile
+
+    func profile() async throws -> CompanyProfile {
+        try await store.read { db in try CompanyRepository.profile(in: db) }
+    }
+
+    func companyName() async throws -> String? { try await profile().name }
+
+    /// Applies `change` to the stored company information and saves it, in one write transaction.
+    func updateProfile(audited: Audited<CompanyProfile>? = nil,
+                       _ change: @escaping @Sendable (CompanyProfile) throws -> CompanyProfile) async throws -> CompanyProfile {
+        try await modify(load: { try CompanyRepository.profile(in: $0) }, save: { try CompanyRepository.save($0, in: $1) },
+                         audited: audited, change)
+    }
+
+    static func save(_ value: CompanyProfile, in db: Database) throws {
+        try db.run("""
+            UPDATE company_profile SET name = \(value.name), phone = \(value.phone), email = \(value.email),
+                website = \(value.website), address = \(value.address), updated_at = \(value.updatedAt?.milliseconds)
+            WHERE id = 1
+            """)
+    }
+
+    static func profile(in db: Database) throws -> CompanyProfile {
+        try db.fetchOne(CompanyProfile.self, "SELECT name, phone, email, website, address, updated_at FROM company_profile WHERE id = 1")
+            ?? CompanyProfile()
+    }
+}
+
+/// The settings row (`CompanySettingsValue` belongs to SGEMCore, which knows no rows).
+private struct StoredSettings: RowDecodable {
+    let value: CompanySettingsValue
+
+    /// NULL columns keep their defaults.
+    init(row: Row) {
+        var value = CompanySettingsValue()
         if let n = row.int("default_allowance_days") { value.defaultAllowanceDays = n }
         if let days = row.string("working_days") {
             let parsed = days.split(separator: ",").compactMap { Int($0) }
@@ -85,45 +163,16 @@ struct CompanyRepository: CompanySettingsProvider, CompanyNameProvider {
         value.carryOverExpires = row.string("carry_over_expires")
         value.pushContact = row.string("push_contact")
         value.updatedAt = row.int64("updated_at").map(Timestamp.init(milliseconds:))
-        return value
+        self.value = value
     }
+}
 
-    static func save(_ value: CompanySettingsValue, _ db: Database) throws {
-        let days = value.workingDays.map(String.init).joined(separator: ",")
-        try db.execute("""
-            UPDATE company_settings SET default_allowance_days = ?, working_days = ?, registration = ?,
-                registration_domain = ?, default_language = ?, time_zone = ?, max_simultaneous_absences = ?,
-                carry_over_max_days = ?, carry_over_expires = ?, push_contact = ?, updated_at = ? WHERE id = 1
-            """, value.defaultAllowanceDays, days, value.registration, value.registrationDomain, value.defaultLanguage,
-            value.timeZone, value.maxSimultaneousAbsences, value.carryOverMaxDays, value.carryOverExpires,
-            value.pushContact, value.updatedAt?.milliseconds)
-    }
-
-    // MARK: Profile
-
-    func profile() async throws -> CompanyProfile {
-        try await store.read { db in try CompanyRepository.profile(db) }
-    }
-
-    func companyName() async throws -> String? { try await profile().name }
-
-    /// Applies `change` to the stored company information and saves it, in one write transaction.
-    func updateProfile(audited: Audited<CompanyProfile>? = nil,
-                       _ change: @escaping @Sendable (CompanyProfile) throws -> CompanyProfile) async throws -> CompanyProfile {
-        try await modify(load: CompanyRepository.profile, save: CompanyRepository.save, audited: audited, change)
-    }
-
-    static func save(_ value: CompanyProfile, _ db: Database) throws {
-        try db.execute("UPDATE company_profile SET name = ?, phone = ?, email = ?, website = ?, address = ?, updated_at = ? WHERE id = 1",
-                       value.name, value.phone, value.email, value.website, value.address, value.updatedAt?.milliseconds)
-    }
-
-    static func profile(_ db: Database) throws -> CompanyProfile {
-        guard let row = try db.queryOne("SELECT name, phone, email, website, address, updated_at FROM company_profile WHERE id = 1")
-        else { return CompanyProfile() }
-        return CompanyProfile(name: row.string("name"), phone: row.string("phone"), email: row.string("email"),
-                              website: row.string("website"), address: row.string("address"),
-                              updatedAt: row.int64("updated_at").map(Timestamp.init(milliseconds:)))
+extension CompanyProfile: RowDecodable {
+    /// The profile row; NULL is "not given".
+    init(row: Row) {
+        self.init(name: row.string("name"), phone: row.string("phone"), email: row.string("email"),
+                  website: row.string("website"), address: row.string("address"),
+                  updatedAt: row.int64("updated_at").map(Timestamp.init(milliseconds:)))
     }
 }
 

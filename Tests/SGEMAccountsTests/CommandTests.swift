@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SGEMShell
+import SGEMStore
 import SGEMSupport
 import SGEMTestSupport
 import Testing
@@ -13,8 +14,16 @@ import Testing
         for words in [["list-users"], ["create-user", "--username", "root", "--email", "root@example.com", "--random-password"]] {
             let (code, io) = await admin(dir, words)
             #expect(code == 1)
-            #expect(io.errors == ["sgem-server: no database in \(dir.path) (looked for \(dir.path)/sgem.db); create it with 'sgem-server migrate --data-dir \(dir.path)' or start the server"])
-            #expect(access(dir.path + "/sgem.db", F_OK) != 0, "\(words[0]) must not create a database")
+            switch TestBackend.current {
+            case .sqlite:
+                #expect(io.errors == ["sgem-server: no database in \(dir.path) (looked for \(dir.path)/sgem.db); create it with 'sgem-server migrate --data-dir \(dir.path)' or start the server"])
+                #expect(access(dir.path + "/sgem.db", F_OK) != 0, "\(words[0]) must not create a database")
+            case .postgresql:
+                let url = try dir.postgresURL()
+                #expect(io.errors == ["sgem-server: no sgem database at \(url) yet; create it with 'sgem-server migrate --database-url URL' or start the server"])
+                let tables = try PostgresConnection(url: url).query("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'", [])
+                #expect(tables.first?.int("n") == 0, "\(words[0]) must not create a table")
+            }
         }
     }
 

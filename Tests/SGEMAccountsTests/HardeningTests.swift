@@ -220,17 +220,29 @@ extension ModuleServer {
         // The session was last used long enough ago to be renewed, and every session update fails.
         try await store.write { db in
             try db.execute("UPDATE accounts_sessions SET last_used_at = last_used_at - 600000")
-            try db.executeScript("""
-                CREATE TRIGGER test_refuse_renewal BEFORE UPDATE ON accounts_sessions
-                BEGIN SELECT RAISE(ABORT, 'renewal refused by the test'); END;
-                """)
+            switch db.dialect {
+            case .postgresql:
+                try db.executeScript("""
+                    CREATE FUNCTION test_refuse_renewal() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN RAISE EXCEPTION 'renewal refused by the test'; END $$;
+                    CREATE TRIGGER test_refuse_renewal BEFORE UPDATE ON accounts_sessions
+                    FOR EACH ROW EXECUTE FUNCTION test_refuse_renewal();
+                    """)
+            default:
+                try db.executeScript("""
+                    CREATE TRIGGER test_refuse_renewal BEFORE UPDATE ON accounts_sessions
+                    BEGIN SELECT RAISE(ABORT, 'renewal refused by the test'); END;
+                    """)
+            }
         }
         let before = try await store.read { db in try db.queryOne("SELECT last_used_at, expires_at FROM accounts_sessions") }
         let me = try await server.call("GET", "/api/v1/me", token: boss.token)
         #expect(me.status == 200, "\(me.text)")
         let after = try await store.read { db in try db.queryOne("SELECT last_used_at, expires_at FROM accounts_sessions") }
         #expect(after?.int64("last_used_at") == before?.int64("last_used_at"), "the renewal was attempted and failed")
-        try await store.write { db in try db.execute("DROP TRIGGER test_refuse_renewal") }
+        try await store.write { db in
+            try db.execute(db.dialect == .postgresql ? "DROP TRIGGER test_refuse_renewal ON accounts_sessions" : "DROP TRIGGER test_refuse_renewal")
+        }
         #expect(try await server.call("GET", "/api/v1/me", token: boss.token).status == 200)
         let renewed = try await store.read { db in try db.queryOne("SELECT last_used_at FROM accounts_sessions") }
         #expect((renewed?.int64("last_used_at") ?? 0) > (before?.int64("last_used_at") ?? 0), "the next request renews it")
@@ -366,12 +378,11 @@ extension ModuleServer {
         let kept = try await store.read { db in try db.queryOne("SELECT must_change_password, language_chosen FROM accounts_users WHERE id = 1") }
         #expect(kept?["must_change_password"] == .integer(0))
         #expect(kept?["language_chosen"] == .integer(1))
-        let repository = AccountsRepository()
         let (ann, bob, types, session, audit) = try await store.read { db in
-            (try repository.user(db, id: 1), try repository.user(db, id: 2),
+            (try AccountsRepository.user(id: 1, in: db), try AccountsRepository.user(id: 2, in: db),
              try db.queryOne("SELECT typeof(created_at) AS c, typeof(last_login_at) AS l FROM accounts_users WHERE id = 1"),
-             try repository.session(db, tokenDigest: "d1"),
-             try repository.auditPage(db, before: nil, limit: 10))
+             try AccountsRepository.session(tokenDigest: "d1", in: db),
+             try AccountsRepository.auditPage(before: nil, limit: 10, in: db))
         }
         #expect(types?.string("c") == "integer")
         #expect(types?.string("l") == "integer")
@@ -386,9 +397,9 @@ extension ModuleServer {
         #expect(audit.first?.json["at"] == "2026-11-30T20:24:06Z", "the API still shows RFC 3339")
         // New rows are written as integers too.
         let newID = try await store.write { db in
-            try repository.insertUser(db, username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee,
-                                      language: AccountLanguage(code: "en", chosen: true), passwordHash: "x", mustChangePassword: false,
-                                      createdAt: Timestamp(milliseconds: 1_000_123), lastLoginAt: nil)
+            try AccountsRepository.insertUser(username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee,
+                                              language: AccountLanguage(code: "en", chosen: true), passwordHash: "x", mustChangePassword: false,
+                                              createdAt: Timestamp(milliseconds: 1_000_123), lastLoginAt: nil, in: db)
         }
         let cat = try await store.read { db in try db.queryOne("SELECT created_at FROM accounts_users WHERE id = ?", newID) }
         #expect(cat?["created_at"] == .integer(1_000_123))

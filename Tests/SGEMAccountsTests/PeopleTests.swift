@@ -132,12 +132,14 @@ import Testing
         #expect(try await server.call("GET", "/api/v1/admin/audit/events", token: emp.token).status == 200, "emp is an admin now")
     }
 
+    /// SQLite's plans (PostgreSQL picks by its statistics, a scan for a table this small).
     @Test func theFiltersUseIndexes() async throws {
-        let dir = TempDir()
-        defer { dir.cleanup() }
-        try await createDatabase(dir)
-        let store = try Store(path: dir.path + "/sgem.db", logger: Logger(label: "store"))
+        let database = try TestDatabase(.sqlite)
+        let store = try database.open()
         defer { Task { await store.close() } }
+        var migrations = MigrationList()
+        AccountsRepository.registerMigrations(&migrations)
+        _ = try await store.migrate(migrations)
         let plans = try await store.read { db in
             try ["a.event = 'x'", "a.actor_id = 1 OR a.target_id = 1"].map { filter in
                 try db.query("EXPLAIN QUERY PLAN SELECT a.id FROM accounts_audit a WHERE a.id < 99 AND (\(filter)) ORDER BY a.id DESC LIMIT 5")

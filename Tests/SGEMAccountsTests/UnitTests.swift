@@ -255,9 +255,8 @@ extension LoginThrottle {
         let store = try Store(location: dir.storeLocation, logger: Logger(label: "test"))
         let hasher = PasswordHasher(logN: 10, threads: 1, metrics: MetricsRegistry())
         defer { hasher.shutdown() }
-        let repository = AccountsRepository()
-        let sessions = SessionManager(store: store, repository: repository, idleHours: 1, maxDays: 1, logger: Logger(label: "test"))
-        let service = AccountService(store: store, repository: repository, hasher: hasher, sessions: sessions, dummyCostRefresh: .zero)
+        let sessions = SessionManager(store: store, idleHours: 1, maxDays: 1, logger: Logger(label: "test"))
+        let service = AccountService(store: store, hasher: hasher, sessions: sessions, dummyCostRefresh: .zero)
         try await service.readDummyCost()
         #expect(hasher.dummyCost.logN == 10)
 
