@@ -53,7 +53,7 @@ start() {
   fi
   # Tests only: fsync off (a throwaway cluster need not survive a power cut); no TCP listener.
   if ! as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-      -o "-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null; then
+      -o "-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 -c shared_buffers=64MB" >/dev/null; then
     cat "$dir/server.log" >&2 2>/dev/null || true; echo "pg-throwaway: server did not start" >&2; cleanup "$dir"; exit 1
   fi
   as_owner "$bin/createdb" -h "$dir" -U "$db_user" "$db_name"

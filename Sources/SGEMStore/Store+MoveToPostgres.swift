@@ -13,7 +13,8 @@ public struct MoveReport: Sendable {
 
 extension Store {
     /// Copies every row of this SQLite store into the PostgreSQL database at `url`, whose schema
-    /// the caller has migrated to the same migrations and which holds no rows yet. One PostgreSQL
+    /// the caller has just migrated to the same migrations (rows the migrations seeded are
+    /// replaced by the source's). One PostgreSQL
     /// transaction: parents before children, ids kept, identity sequences moved past them, row
     /// counts compared before it commits — on any difference nothing is kept. SQLite's own tables
     /// (FTS indexes and their shadows, `sqlite_sequence`) are left behind; PostgreSQL builds its
@@ -42,20 +43,30 @@ extension Store {
         try target.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         do {
             try target.execute("SET CONSTRAINTS ALL DEFERRED")
+            // The target was empty before its migrations: the rows it holds are theirs (singleton
+            // rows such as the instance and the company profile), replaced by the source's own.
+            for table in order.reversed() where table != "sgem_migrations" && sourceTables[table] != nil {
+                _ = try target.execute("DELETE FROM \(table)")
+            }
             for table in order where table != "sgem_migrations" {
                 guard let columns = sourceTables[table] else { continue }
-                let existing = try target.query("SELECT count(*) AS n FROM \(table)").first?.int("n") ?? 0
-                guard existing == 0 else { throw StoreError(code: .migration, message: "\(table) already holds \(existing) rows on PostgreSQL") }
                 let list = columns.joined(separator: ", ")
                 let perStatement = max(1, min(1000, 30_000 / max(1, columns.count)))
+                // Rowid tables page by rowid; WITHOUT ROWID ones (small link tables) by their key.
+                let key = try await read { db in try Store.withoutRowIDKey(table, db) }
                 var after: Int64 = Int64.min
+                var offset = 0
                 var sourceRows = 0
                 while true {
-                    let chunk = try await read { [after] db in
-                        try db.query("SELECT rowid AS sgem_rowid, \(list) FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?", after, perStatement)
+                    let chunk = try await read { [after, offset] db in
+                        if let key {
+                            return try db.query("SELECT \(list) FROM \(table) ORDER BY \(key) LIMIT ? OFFSET ?", perStatement, offset)
+                        }
+                        return try db.query("SELECT rowid AS sgem_rowid, \(list) FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?", after, perStatement)
                     }
                     guard let last = chunk.last else { break }
                     after = last.int64("sgem_rowid") ?? after
+                    offset += chunk.count
                     var placeholders: [String] = []
                     var values: [SQLValue] = []
                     for row in chunk {
@@ -63,7 +74,7 @@ extension Store {
                         placeholders.append("(" + columns.indices.map { "$\(start + $0 + 1)" }.joined(separator: ", ") + ")")
                         values += columns.map { row[$0] }
                     }
-                    _ = try target.execute("INSERT INTO \(table) (\(list)) VALUES \(placeholders.joined(separator: ", "))", values)
+                    _ = try target.execute("INSERT INTO \(table) (\(list)) OVERRIDING SYSTEM VALUE VALUES \(placeholders.joined(separator: ", "))", values)
                     sourceRows += chunk.count
                 }
                 let counted = try await read { db in try db.queryOne("SELECT count(*) AS n FROM \(table)")?.int("n") ?? 0 }
@@ -107,6 +118,14 @@ extension Store {
             tables[name] = try db.query("SELECT name FROM pragma_table_info(?)", name).compactMap { $0.string("name") }
         }
         return tables
+    }
+
+    /// The primary-key columns of a WITHOUT ROWID table (to order by), nil for a rowid table.
+    static func withoutRowIDKey(_ table: String, _ db: Database) throws -> String? {
+        let sql = try db.queryOne("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table)?.string("sql") ?? ""
+        guard sql.uppercased().contains("WITHOUT ROWID") else { return nil }
+        let key = try db.query("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", table).compactMap { $0.string("name") }
+        return key.isEmpty ? nil : key.joined(separator: ", ")
     }
 
     /// The current schema's tables on PostgreSQL and the columns one may insert into (generated

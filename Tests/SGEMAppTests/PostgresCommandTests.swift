@@ -76,7 +76,7 @@ struct PostgresCommandTests {
         let backup = dir.path + "/company.dump"
         #expect(try runBinary(["backup", "--to", backup] + data).code == 0)
         let running = try await RunningServer.start(configuration: Configuration(overrides: [
-            "port": "0", "host": "127.0.0.1", "data-dir": dir.path + "/served", "log-level": "error", "database-url": url,
+            "port": "0", "host": "127.0.0.1", "data-dir": dir.path + "/data", "log-level": "error", "database-url": url,
         ]))
         let refused = try runBinary(["restore", "--from", backup] + data)
         await running.stop()
@@ -94,7 +94,7 @@ struct PostgresCommandTests {
         for body in ["Reunión del lunes a las diez", "¿Llevas el informe?", "Sí, lo llevo"] {
             try await office.expect(201, "POST", "/chats/\(chatID)/messages", as: "ana", ["body": .string(body)])
         }
-        try await office.expect(201, "POST", "/notices", as: "boss", ["title": "Office closed", "body": "On Friday the office is closed."])
+        try await office.expect(201, "POST", "/admin/notices", as: "boss", ["title": "Office closed", "body": "On Friday the office is closed."])
         await office.running.stop()
 
         let url = try dir.postgresURL()

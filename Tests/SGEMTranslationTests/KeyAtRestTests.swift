@@ -9,13 +9,15 @@ struct KeyAtRestTests {
     func keyBytesAreNowhereAtRest() async throws {
         try await Office.with([]) { o in
             let settings = try #require(o.services.resolve((any RuntimeSettings).self))
-            let database = o.store.path
+            // SQLite: the file and its WAL are searched too; on PostgreSQL the backup (a pg_dump
+            // of every table) is what can be read here.
+            let files = TestBackend.current == .sqlite ? [o.store.path, o.store.path + "-wal"] : []
             let fromAPI = "sk-at-rest-API-5e1f0c9a7b"
             try await o.expect(200, "PUT", "/admin/translation", as: "boss", ["provider": "deepl", "apiKey": .string(fromAPI)])
-            #expect(occurrences(of: "deepl", inFile: database) + occurrences(of: "deepl", inFile: database + "-wal") > 0,
-                    "the search finds what the same change stored")
-            #expect(occurrences(of: fromAPI, inFile: database) == 0)
-            #expect(occurrences(of: fromAPI, inFile: database + "-wal") == 0)
+            if !files.isEmpty {
+                #expect(files.map { occurrences(of: "deepl", inFile: $0) }.reduce(0, +) > 0, "the search finds what the same change stored")
+            }
+            for file in files { #expect(occurrences(of: fromAPI, inFile: file) == 0) }
             #expect(try await settings.value("translation.api_key") == fromAPI, "the server still reads its key")
 
             let fromCLI = "trnsl.1.1.AT-REST-cli-77d2"
@@ -27,7 +29,7 @@ struct KeyAtRestTests {
             #expect(made.io.output.contains("keep the secret key file \(o.dir.path)/secret.key beside it"), "\(made.io.output)")
             #expect(occurrences(of: "deepl", inFile: backup) > 0, "the backup holds the settings")
             for key in [fromAPI, fromCLI] {
-                for file in [database, database + "-wal", backup] { #expect(occurrences(of: key, inFile: file) == 0, "\(file)") }
+                for file in files + [backup] { #expect(occurrences(of: key, inFile: file) == 0, "\(file)") }
             }
         }
     }
