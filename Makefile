@@ -54,10 +54,19 @@ test-swift:
 	# more behind the others' CPU work (a periodic-job test once timed out that way in CI).
 	# A throwaway PostgreSQL (scripts/pg-throwaway.sh) serves the suites that run on PostgreSQL through
 	# SGEM_TEST_DATABASE_URL; it is stopped and removed when the tests end, failed or not.
+	# Then the suites built on the harness (in-process servers and commands) once more with every
+	# server and command on PostgreSQL (SGEM_TEST_BACKEND=postgresql): the same tests, the other
+	# backend. Suites of pure logic (parsers, crypto, calendar maths) are not run twice.
 	url="$$(scripts/pg-throwaway.sh start)" && trap 'scripts/pg-throwaway.sh stop' EXIT && \
 	export SGEM_TEST_DATABASE_URL="$$url" && \
 	$(SWIFT) test --skip-build --skip SGEMAppTests --experimental-maximum-parallelization-width 8 && \
-	$(SWIFT) test --skip-build --filter SGEMAppTests
+	$(SWIFT) test --skip-build --filter SGEMAppTests && \
+	SGEM_TEST_BACKEND=postgresql $(SWIFT) test --skip-build --experimental-maximum-parallelization-width 8 \
+	  --filter '$(POSTGRES_SUITES)' --skip '$(LOGIC_ONLY_SUITES)'
+
+# The suites that run a second time on PostgreSQL, and those among them that touch no database.
+POSTGRES_SUITES := SGEMAccountsTests|SGEMCompanyTests|SGEMHolidaysTests|SGEMMessagingTests|SGEMNoticesTests|SGEMPushTests|SGEMRealtimeTests|SGEMTranslationTests|SGEMSystemTests|LifecycleTests
+LOGIC_ONLY_SUITES := FeedParserTests|FeedReadingTests|FeedCorpusTests|WebPushCryptoTests|TextShieldTests|CalendarMathTests|TransitionTests|CalendarJSONTests|ProviderTests
 
 test-browser: release
 	@BROWSER_PYTHON=$(PYTHON) scripts/bootstrap.sh test

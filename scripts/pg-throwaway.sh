@@ -51,9 +51,12 @@ start() {
   if ! as_owner "$bin/initdb" -D "$dir/data" -U "$db_user" --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1; then
     cat "$dir/initdb.log" >&2; echo "pg-throwaway: initdb failed" >&2; cleanup "$dir"; exit 1
   fi
-  # Tests only: fsync off (a throwaway cluster need not survive a power cut); no TCP listener.
+  # Tests: fsync off (a throwaway cluster need not survive a power cut); benchmarks set
+  # SGEM_PG_DURABLE=1 for PostgreSQL's durable defaults (fsync, synchronous_commit). No TCP listener.
+  local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  [ "${SGEM_PG_DURABLE:-0}" = 1 ] && durability="-c fsync=on -c synchronous_commit=on"
   if ! as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-      -o "-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 -c shared_buffers=64MB" >/dev/null; then
+      -o "-c listen_addresses='' -k $dir $durability -c max_connections=1000 -c shared_buffers=128MB" >/dev/null; then
     cat "$dir/server.log" >&2 2>/dev/null || true; echo "pg-throwaway: server did not start" >&2; cleanup "$dir"; exit 1
   fi
   as_owner "$bin/createdb" -h "$dir" -U "$db_user" "$db_name"
