@@ -1,4 +1,5 @@
 import SGEMCore
+import SGEMStore
 import SGEMSupport
 import SGEMTestSupport
 import Testing
@@ -27,9 +28,15 @@ struct KeyAtRestTests {
             let made = await sgem(o.dir, ["backup", "--to", backup])
             #expect(made.code == 0)
             #expect(made.io.output.contains("keep the secret key file \(o.dir.path)/secret.key beside it"), "\(made.io.output)")
-            #expect(occurrences(of: "deepl", inFile: backup) > 0, "the backup holds the settings")
+            // A pg_dump file is compressed: read the SQL text pg_restore makes of it.
+            var readable = backup
+            if TestBackend.current == .postgresql, let program = PostgresTools.find("pg_restore"), let url = PostgresURL(testDatabaseURL ?? "") {
+                readable = backup + ".sql"
+                #expect(try PostgresTools.run(program, ["--file=" + readable, backup], url: url).status == 0)
+            }
+            #expect(occurrences(of: "deepl", inFile: readable) > 0, "the backup holds the settings")
             for key in [fromAPI, fromCLI] {
-                for file in files + [backup] { #expect(occurrences(of: key, inFile: file) == 0, "\(file)") }
+                for file in files + [backup, readable] { #expect(occurrences(of: key, inFile: file) == 0, "\(file)") }
             }
         }
     }
