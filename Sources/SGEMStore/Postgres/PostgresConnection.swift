@@ -106,12 +106,25 @@ public final class PostgresConnection {
     /// Rows the last statement changed (or returned), from its command tag.
     public private(set) var lastChangedRows = 0
 
+    /// The statements prepared on this session by text (and bytea parameter types): each is
+    /// parsed and planned once instead of on every call. Up to `preparedLimit`; later ones run
+    /// unprepared. Forgotten on reconnect (a new session) and before scripts (schema changes).
+    private var prepared: [String: String] = [:]
+    static let preparedLimit = 512
+
+    private func forgetPreparedStatements() {
+        guard !prepared.isEmpty else { return }
+        prepared.removeAll()
+        if let result = PQexec(handle, "DEALLOCATE ALL") { PQclear(result) }
+    }
+
     /// The dialect `SQL` values render with on this connection.
     public var dialect: SQLDialect { .postgresql }
 
     /// Connects again with the same URL after the connection was lost. Session state
     /// (`SET`, `LISTEN`) does not survive: set it again.
     public func reconnect() throws {
+        prepared.removeAll()
         PQreset(handle)
         try checkConnected(handle, context: "cannot reconnect to \(url)")
         configure()
@@ -135,6 +148,8 @@ public final class PostgresConnection {
 
     /// Runs several statements separated by `;`, without bindings (schema scripts), in one round trip.
     public func executeScript(_ sql: String) throws {
+        // Scripts change schemas: statements prepared before may no longer fit them.
+        forgetPreparedStatements()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -161,8 +176,30 @@ public final class PostgresConnection {
             throw StoreError(code: .postgres, message: "\(bindings.count) bindings: PostgreSQL takes at most 65535", sql: sql)
         }
         let params = try bindings.map(Parameter.init)
-        let result = withParameters(params) { values, lengths, formats, types in
-            PQexecParams(handle, sql, Int32(params.count), types, values, lengths, formats, 0)
+        var prepareFailure: OpaquePointer?
+        let result = withParameters(params) { values, lengths, formats, types -> OpaquePointer? in
+            let key = types.contains(17) ? sql + "\u{1}" + types.map(String.init).joined(separator: ",") : sql
+            if let name = prepared[key] {
+                return PQexecPrepared(handle, name, Int32(params.count), values, lengths, formats, 0)
+            }
+            guard prepared.count < Self.preparedLimit else {
+                return PQexecParams(handle, sql, Int32(params.count), types, values, lengths, formats, 0)
+            }
+            // Parsed and planned once per session; a statement PostgreSQL cannot prepare fails
+            // here with the reason it would have failed with anyway.
+            let name = "sgem_\(prepared.count + 1)"
+            let made = PQprepare(handle, name, sql, Int32(params.count), types)
+            guard made.map(PQresultStatus) == PGRES_COMMAND_OK else {
+                prepareFailure = made
+                return nil
+            }
+            PQclear(made)
+            prepared[key] = name
+            return PQexecPrepared(handle, name, Int32(params.count), values, lengths, formats, 0)
+        }
+        if let prepareFailure {
+            defer { PQclear(prepareFailure) }
+            try check(prepareFailure, sql: sql)
         }
         defer { PQclear(result) }
         try check(result, sql: sql)
