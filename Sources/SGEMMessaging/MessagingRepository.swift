@@ -554,11 +554,33 @@ struct MessagingRepository: Sendable {
         if db.dialect == .postgresql {
             // Up to 16 words around the match (FTS5's snippet length), "…" added below where the
             // body was cut, as FTS5 marks it.
-            // A prefix's matches are read in full from the GIN index, then ordered (as FTS5 does):
-            // PostgreSQL cannot estimate how many a prefix matches and would otherwise walk the
-            // newest-first key index through every message when they are few (2.3 s over a
-            // million for a rare one). A whole word's estimate comes from the column's statistics.
-            let order: SQL = query.contains(":*") ? "(m.id + 0)" : "m.id"
+            // PostgreSQL's statistics know the common words only: for a rare word or a prefix it
+            // guesses thousands of matches and walks the newest-first key index through every
+            // message looking for them (a quarter second over a million; 2.3 s for a prefix). So
+            // the reader's matches are first counted from the GIN index alone, up to a hundred:
+            // fewer are read in full and ordered (`m.id + 0` keeps the key index out), more are
+            // walked newest first, where the walk soon meets `limit` of them.
+            // The count must come from the GIN index's bitmap, not from a walk of the key index or
+            // of the table (each read transaction ends these settings; the writer's are put back).
+            // Planned for the words at hand each time: a plan made once for any words (a prepared
+            // statement's generic plan) is the walk this avoids.
+            try db.run("SET LOCAL plan_cache_mode = force_custom_plan")
+            try db.run("SET LOCAL enable_indexscan = off")
+            try db.run("SET LOCAL enable_seqscan = off")
+            let counted = try db.fetchValue("""
+                SELECT COUNT(*) FROM (
+                  SELECT 1 FROM messaging_messages m
+                  WHERE m.search_vector @@ to_tsquery('sgem_search', \(query)) AND m.id < \(before ?? Int64.max)
+                    AND m.deleted = 0 AND m.kind = 'text'
+                    AND m.chat_id IN (SELECT chat_id FROM messaging_members WHERE user_id = \(userID))
+                    \(inChat)
+                  LIMIT 100) AS s
+                """)
+            try db.run("SET LOCAL enable_indexscan TO DEFAULT")
+            try db.run("SET LOCAL enable_seqscan TO DEFAULT")
+            let many: Bool
+            if case .integer(let n) = counted { many = n >= 100 } else { many = false }
+            let order: SQL = many ? "m.id" : "(m.id + 0)"
             let hits = try db.fetchAll(Hit.self, """
                 SELECT m.id, m.chat_id, m.sender_id, m.body, m.mentions, m.client_id, m.created_at, m.edited_at, m.deleted,
                        m.kind, m.system,
@@ -570,6 +592,7 @@ struct MessagingRepository: Sendable {
                   \(inChat)
                 ORDER BY \(order) DESC LIMIT \(limit)
                 """)
+            try db.run("SET LOCAL plan_cache_mode TO DEFAULT")
             return hits.map { Hit(message: $0.message, snippet: ellipsized($0.snippet, of: $0.message.body ?? "")) }
         }
         return try db.fetchAll(Hit.self, """
