@@ -552,8 +552,6 @@ struct MessagingRepository: Sendable {
     static func search(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Hit] {
         let inChat: SQL = chatID.map { "AND m.chat_id = \($0)" } ?? ""
         if db.dialect == .postgresql {
-            // Up to 16 words around the match (FTS5's snippet length), "…" added below where the
-            // body was cut, as FTS5 marks it.
             // PostgreSQL's statistics know the common words only: for a rare word or a prefix it
             // guesses thousands of matches and walks the newest-first key index through every
             // message looking for them (a quarter second over a million; 2.3 s for a prefix). So
@@ -581,6 +579,8 @@ struct MessagingRepository: Sendable {
             let many: Bool
             if case .integer(let n) = counted { many = n >= 100 } else { many = false }
             let order: SQL = many ? "m.id" : "(m.id + 0)"
+            // Up to 16 words around the match (FTS5's snippet length), "…" added below where the
+            // body was cut, as FTS5 marks it.
             let hits = try db.fetchAll(Hit.self, """
                 SELECT m.id, m.chat_id, m.sender_id, m.body, m.mentions, m.client_id, m.created_at, m.edited_at, m.deleted,
                        m.kind, m.system,
