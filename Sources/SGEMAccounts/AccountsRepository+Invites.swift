@@ -42,13 +42,13 @@ extension AccountsRepository {
             UPDATE accounts_invites SET uses = uses + 1
             WHERE id = \(id) AND uses < max_uses AND revoked_at IS NULL AND expires_at > \(now.milliseconds)
             """)
-        return db.changes == 1
+        return try db.changes == 1
     }
 
     /// Revokes invitation `id` at `now` (a revoked one keeps its first revocation time); false
     /// when there is no such invitation.
     static func revokeInvite(id: Int64, now: Timestamp, in db: Database) throws -> Bool {
         try db.run("UPDATE accounts_invites SET revoked_at = COALESCE(revoked_at, \(now.milliseconds)) WHERE id = \(id)")
-        return db.changes == 1
+        return try db.changes == 1
     }
 }

@@ -254,7 +254,7 @@ struct AccountsRepository: Sendable {
         var sql: SQL = "DELETE FROM accounts_sessions WHERE expires_at <= \(now)"
         if let userID { sql = sql + " AND user_id = \(userID)" }
         try db.run(sql)
-        return db.changes
+        return try db.changes
     }
 
     // MARK: Avatars

@@ -223,7 +223,7 @@ struct FeedRepository: Sendable {
                     last_modified = \(lastModified), last_fetched_at = \(time.milliseconds), last_success_at = \(time.milliseconds)
                 WHERE id = \(target.id) AND url = \(target.url)
                 """)
-            guard db.changes == 1 else { return }
+            guard try db.changes == 1 else { return }
             try db.run("DELETE FROM company_feed_entries WHERE feed_id = \(target.id)")
             for (position, entry) in feed.entries.enumerated() {
                 try db.run("""

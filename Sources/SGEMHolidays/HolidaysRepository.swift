@@ -229,7 +229,7 @@ struct HolidaysRepository: Sendable {
 
     static func deleteLeaveType(id: Int64, in db: Database) throws -> Bool {
         try db.run("DELETE FROM holidays_leave_types WHERE id = \(id)")
-        return db.changes > 0
+        return try db.changes > 0
     }
 
     // MARK: Public holidays
@@ -252,7 +252,7 @@ struct HolidaysRepository: Sendable {
 
     static func deletePublicHoliday(id: Int64, in db: Database) throws -> Bool {
         try db.run("DELETE FROM holidays_public WHERE id = \(id)")
-        return db.changes > 0
+        return try db.changes > 0
     }
 
     // MARK: Allowances

@@ -227,13 +227,13 @@ struct MessagingRepository: Sendable {
                     COALESCE((SELECT MAX(id) FROM messaging_messages WHERE chat_id = \(chatID)), 0))
             ON CONFLICT (chat_id, user_id) DO NOTHING
             """)
-        return db.changes > 0
+        return try db.changes > 0
     }
 
     /// False when `userID` was not a member.
     static func removeMember(_ userID: Int64, from chatID: Int64, in db: Database) throws -> Bool {
         try db.run("DELETE FROM messaging_members WHERE chat_id = \(chatID) AND user_id = \(userID)")
-        guard db.changes > 0 else { return false }
+        guard try db.changes > 0 else { return false }
         try db.run("DELETE FROM messaging_mentions WHERE chat_id = \(chatID) AND user_id = \(userID)")
         return true
     }
@@ -547,25 +547,19 @@ struct MessagingRepository: Sendable {
         }
     }
 
-    /// Messages matching `query` (an FTS5 expression on SQLite, `tsquery` text on PostgreSQL) in
-    /// `userID`'s chats (one of them when `chatID` is given), newest first, ids below `before`.
-    static func search(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Hit] {
+    /// PostgreSQL: how many of `userID`'s messages match `query` (`tsquery` text), up to 100,
+    /// counted from the GIN index's bitmap alone.
+    ///
+    /// PostgreSQL's statistics know the common words only: for a rare word or a prefix it
+    /// guesses thousands of matches and walks the newest-first key index through every message
+    /// looking for them (a quarter second over a million; 2.3 s for a prefix). So the search
+    /// counts first: fewer than a hundred are read in full and ordered, more are walked newest
+    /// first, where the walk soon meets `limit` of them. Planned for the words at hand each time:
+    /// a plan made once for any words (a prepared statement's generic plan) is the walk this avoids.
+    static func countMatches(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, in db: Database) throws -> Int {
         let inChat: SQL = chatID.map { "AND m.chat_id = \($0)" } ?? ""
-        if db.dialect == .postgresql {
-            // PostgreSQL's statistics know the common words only: for a rare word or a prefix it
-            // guesses thousands of matches and walks the newest-first key index through every
-            // message looking for them (a quarter second over a million; 2.3 s for a prefix). So
-            // the reader's matches are first counted from the GIN index alone, up to a hundred:
-            // fewer are read in full and ordered (`m.id + 0` keeps the key index out), more are
-            // walked newest first, where the walk soon meets `limit` of them.
-            // The count must come from the GIN index's bitmap, not from a walk of the key index or
-            // of the table (each read transaction ends these settings; the writer's are put back).
-            // Planned for the words at hand each time: a plan made once for any words (a prepared
-            // statement's generic plan) is the walk this avoids.
-            try db.run("SET LOCAL plan_cache_mode = force_custom_plan")
-            try db.run("SET LOCAL enable_indexscan = off")
-            try db.run("SET LOCAL enable_seqscan = off")
-            let counted = try db.fetchValue("""
+        let counted = try db.planned([.valuesAtHand, .bitmapOnly]) {
+            try db.fetchValue("""
                 SELECT COUNT(*) FROM (
                   SELECT 1 FROM messaging_messages m
                   WHERE m.search_vector @@ to_tsquery('sgem_search', \(query)) AND m.id < \(before ?? Int64.max)
@@ -574,25 +568,37 @@ struct MessagingRepository: Sendable {
                     \(inChat)
                   LIMIT 100) AS s
                 """)
-            try db.run("SET LOCAL enable_indexscan TO DEFAULT")
-            try db.run("SET LOCAL enable_seqscan TO DEFAULT")
-            let many: Bool
-            if case .integer(let n) = counted { many = n >= 100 } else { many = false }
-            let order: SQL = many ? "m.id" : "(m.id + 0)"
+        }
+        if case .integer(let n) = counted { return Int(n) }
+        return 0
+    }
+
+    /// Messages matching `query` (an FTS5 expression on SQLite, `tsquery` text on PostgreSQL) in
+    /// `userID`'s chats (one of them when `chatID` is given), newest first, ids below `before`.
+    /// On PostgreSQL `matches` is `countMatches` for the same arguments when the caller has it.
+    static func search(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, matches: Int? = nil,
+                       in db: Database) throws -> [Hit] {
+        let inChat: SQL = chatID.map { "AND m.chat_id = \($0)" } ?? ""
+        if db.dialect == .postgresql {
+            let counted = try matches ?? countMatches(query, userID: userID, chatID: chatID, before: before, in: db)
+            guard counted > 0 else { return [] }
+            // Few: read in full and ordered (`m.id + 0` keeps the key index out); many: walked.
+            let order: SQL = counted >= 100 ? "m.id" : "(m.id + 0)"
             // Up to 16 words around the match (FTS5's snippet length), "…" added below where the
             // body was cut, as FTS5 marks it.
-            let hits = try db.fetchAll(Hit.self, """
-                SELECT m.id, m.chat_id, m.sender_id, m.body, m.mentions, m.client_id, m.created_at, m.edited_at, m.deleted,
-                       m.kind, m.system,
-                       ts_headline('sgem_search', m.body, q, 'StartSel=«, StopSel=», MaxWords=16, MinWords=8, ShortWord=0') AS snippet
-                FROM messaging_messages m, to_tsquery('sgem_search', \(query)) q
-                WHERE m.search_vector @@ q AND m.id < \(before ?? Int64.max)
-                  AND m.deleted = 0 AND m.kind = 'text'
-                  AND m.chat_id IN (SELECT chat_id FROM messaging_members WHERE user_id = \(userID))
-                  \(inChat)
-                ORDER BY \(order) DESC LIMIT \(limit)
-                """)
-            try db.run("SET LOCAL plan_cache_mode TO DEFAULT")
+            let hits = try db.planned(.valuesAtHand) {
+                try db.fetchAll(Hit.self, """
+                    SELECT m.id, m.chat_id, m.sender_id, m.body, m.mentions, m.client_id, m.created_at, m.edited_at, m.deleted,
+                           m.kind, m.system,
+                           ts_headline('sgem_search', m.body, q, 'StartSel=«, StopSel=», MaxWords=16, MinWords=8, ShortWord=0') AS snippet
+                    FROM messaging_messages m, to_tsquery('sgem_search', \(query)) q
+                    WHERE m.search_vector @@ q AND m.id < \(before ?? Int64.max)
+                      AND m.deleted = 0 AND m.kind = 'text'
+                      AND m.chat_id IN (SELECT chat_id FROM messaging_members WHERE user_id = \(userID))
+                      \(inChat)
+                    ORDER BY \(order) DESC LIMIT \(limit)
+                    """)
+            }
             return hits.map { Hit(message: $0.message, snippet: ellipsized($0.snippet, of: $0.message.body ?? "")) }
         }
         return try db.fetchAll(Hit.self, """
@@ -624,6 +630,18 @@ struct MessagingRepository: Sendable {
     static func search(text: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Hit] {
         guard let words = SearchWords(text),
               let query = db.dialect == .postgresql ? words.tsquery : words.fts else { return [] }
+        if db.dialect == .postgresql {
+            // The whole-word count answers both questions: whether to fall back to the prefix,
+            // and (on the first page) how to read the matches.
+            var wholeWords: Int?
+            if let prefixed = query.prefixed {
+                let found = try countMatches(query.words, userID: userID, chatID: chatID, before: nil, in: db)
+                if found == 0 { return try search(prefixed, userID: userID, chatID: chatID, before: before, limit: limit, in: db) }
+                wholeWords = found
+            }
+            return try search(query.words, userID: userID, chatID: chatID, before: before, limit: limit,
+                              matches: before == nil ? wholeWords : nil, in: db)
+        }
         if let prefixed = query.prefixed,
            try search(query.words, userID: userID, chatID: chatID, before: nil, limit: 1, in: db).isEmpty {
             return try search(prefixed, userID: userID, chatID: chatID, before: before, limit: limit, in: db)

@@ -189,7 +189,7 @@ struct NoticesRepository: Sendable {
             SELECT n.id, \(viewer), \(time) FROM notices n WHERE \(visible(to: viewer)) AND \(ofKind(kind))
             ON CONFLICT (notice_id, user_id) DO NOTHING
             """)
-        return db.changes
+        return try db.changes
     }
 
     /// Changes a company notice's fields (nil keeps one); false when there is no such company notice.
@@ -199,13 +199,13 @@ struct NoticesRepository: Sendable {
                 edited_at = COALESCE(\(editedAt), edited_at)
             WHERE id = \(id) AND kind = 'company'
             """)
-        return db.changes > 0
+        return try db.changes > 0
     }
 
     /// Deletes a company notice and its reads; false when there is no such company notice.
     static func deleteCompanyNotice(_ id: Int64, in db: Database) throws -> Bool {
         try db.run("DELETE FROM notices WHERE id = \(id) AND kind = 'company'")
-        return db.changes > 0
+        return try db.changes > 0
     }
 
     /// Every company notice, newest first, as nobody in particular sees it (the admin verbs).

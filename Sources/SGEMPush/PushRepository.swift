@@ -169,7 +169,7 @@ struct PushRepository: Sendable {
     /// Deletes subscription `id` of `user`; false when they have none with that id.
     static func delete(_ id: Int64, of user: Int64, in db: Database) throws -> Bool {
         try db.run("DELETE FROM push_subscriptions WHERE id = \(id) AND user_id = \(user)")
-        guard db.changes > 0 else { return false }
+        guard try db.changes > 0 else { return false }
         try db.run("DELETE FROM push_outbox WHERE subscription_id = \(id)")
         return true
     }
@@ -236,7 +236,7 @@ struct PushRepository: Sendable {
     /// instance on the same database fanned that window out first).
     static func advanceCursor(from old: Int64, to new: Int64, in db: Database) throws -> Bool {
         try db.run("UPDATE push_cursor SET event_id = \(new) WHERE id = 1 AND event_id = \(old)")
-        return db.changes == 1
+        return try db.changes == 1
     }
 
     /// Takes the deliveries of `ids` that are still due at `now` for this worker until `until`

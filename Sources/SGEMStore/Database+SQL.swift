@@ -20,3 +20,36 @@ extension Database {
         try fetchAll(sql).first
     }
 }
+
+/// How the statements of a `planned` block are planned, where a backend can be told.
+public struct PlannerHints: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Planned for the values at hand every time, never with a prepared statement's generic plan
+    /// (PostgreSQL's `plan_cache_mode = force_custom_plan`).
+    public static let valuesAtHand = PlannerHints(rawValue: 1)
+    /// Rows found through an index's bitmap only: no walk of a key index, no scan of the table
+    /// (PostgreSQL's `enable_indexscan` and `enable_seqscan` off). For counting matches in a
+    /// full-text index, which a walk would visit row by row.
+    public static let bitmapOnly = PlannerHints(rawValue: 2)
+}
+
+extension Database {
+    /// Runs `body` with its statements planned as `hints` say, inside the current transaction;
+    /// the planner's defaults are back when it returns. SQLite plans each statement for its
+    /// values and has no such switches: there `body` simply runs.
+    public func planned<T>(_ hints: PlannerHints, _ body: () throws -> T) throws -> T {
+        guard dialect == .postgresql, !hints.isEmpty else { return try body() }
+        // Sent in the pipeline with the statement they govern: no round trip of their own.
+        var settings: [String] = []
+        if hints.contains(.valuesAtHand) { settings.append("plan_cache_mode") }
+        if hints.contains(.bitmapOnly) { settings += ["enable_indexscan", "enable_seqscan"] }
+        for setting in settings {
+            try connection.execute(setting == "plan_cache_mode" ? "SET LOCAL plan_cache_mode = force_custom_plan" : "SET LOCAL \(setting) = off", [])
+        }
+        let value = try body()
+        for setting in settings { try connection.execute("SET LOCAL \(setting) TO DEFAULT", []) }
+        return value
+    }
+}

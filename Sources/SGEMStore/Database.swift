@@ -99,8 +99,9 @@ public final class Database {
     /// (SQLite's rowid; PostgreSQL's `lastval()`); 0 when there is none.
     public var lastInsertRowID: Int64 { (try? connection.lastInsertedID()) ?? 0 }
 
-    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
-    public var changes: Int { connection.changes }
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE. On PostgreSQL a write job's
+    /// statements may wait in a pipeline; reading this runs them first, and reports their failure.
+    public var changes: Int { get throws { try connection.changes } }
 }
 
 @available(*, unavailable, message: "a Database is confined to the store thread running its closure")

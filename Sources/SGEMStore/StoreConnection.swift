@@ -24,8 +24,9 @@ protocol StoreConnection: AnyObject {
     /// The id the most recent INSERT into a table with an identity key received.
     func lastInsertedID() throws -> Int64
 
-    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
-    var changes: Int { get }
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE (on PostgreSQL, once what was
+    /// pipelined has run: it can fail).
+    var changes: Int { get throws }
 
     // MARK: The writer
 
@@ -35,7 +36,17 @@ protocol StoreConnection: AnyObject {
     func beginWriteBatch() throws
 
     /// Runs a write job's body with transaction control refused (the store owns the transaction).
+    /// Everything the body sent has run, and succeeded, when it returns.
     func runGuarded<T>(_ body: () throws -> T) throws -> T
+
+    /// A job starts: `SAVEPOINT sgem_job`.
+    func beginJob() throws
+
+    /// A job's work stays: `RELEASE sgem_job`.
+    func releaseJob() throws
+
+    /// A job failed: `ROLLBACK TO sgem_job`, then `RELEASE sgem_job`.
+    func rollbackJob() throws
 
     /// After a job ran: an error when it left a constraint violation that would fail the COMMIT
     /// of the whole batch (SQLite's deferred foreign keys), so that job alone is rolled back.
@@ -54,6 +65,15 @@ protocol StoreConnection: AnyObject {
 }
 
 extension StoreConnection {
+    func beginJob() throws { try execute("SAVEPOINT sgem_job") }
+
+    func releaseJob() throws { try execute("RELEASE sgem_job") }
+
+    func rollbackJob() throws {
+        try execute("ROLLBACK TO sgem_job")
+        try execute("RELEASE sgem_job")
+    }
+
     /// Runs one statement without bindings.
     func execute(_ sql: String) throws { try execute(sql, []) }
 

@@ -65,7 +65,7 @@ struct WriterLoop {
         outcomes.reserveCapacity(batch.count)
         for job in batch {
             do {
-                try connection.execute("SAVEPOINT sgem_job")
+                try connection.beginJob()
             } catch {
                 abort(batch, outcomes: outcomes, culprit: nil, error: error)
                 return
@@ -87,7 +87,7 @@ struct WriterLoop {
                 }
                 // A violation the COMMIT would find fails the whole batch; this job alone is at fault.
                 try connection.checkJobConstraints()
-                try connection.execute("RELEASE sgem_job")
+                try connection.releaseJob()
                 outcomes.append(.done(resume, actions))
             } catch let jobError {
                 guard connection.isInTransaction else {
@@ -97,8 +97,7 @@ struct WriterLoop {
                     return
                 }
                 do {
-                    try connection.execute("ROLLBACK TO sgem_job")
-                    try connection.execute("RELEASE sgem_job")
+                    try connection.rollbackJob()
                 } catch {
                     abort(batch, outcomes: outcomes, culprit: jobError, error: error)
                     return

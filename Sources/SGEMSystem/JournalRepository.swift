@@ -131,7 +131,7 @@ struct JournalRepository: Sendable {
     /// Sets the data of every event about `subject` to `data`; returns how many changed.
     static func rewrite(subject: String, to data: String, in db: Database) throws -> Int {
         try db.execute("UPDATE system_events SET data = ? WHERE subject = ? AND data <> ?", data, subject, data)
-        return db.changes
+        return try db.changes
     }
 
     static func events(after: Int64, limit: Int, in db: Database) throws -> [RecordedEvent] {

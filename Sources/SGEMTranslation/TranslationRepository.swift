@@ -141,7 +141,7 @@ enum TranslationRepository {
         try db.execute("""
             DELETE FROM translation_cache WHERE key IN (SELECT key FROM translation_cache ORDER BY used_at LIMIT ?)
             """, limit)
-        let removed = db.changes
+        let removed = try db.changes
         try db.execute("""
             DELETE FROM translation_sources WHERE used_at < COALESCE((SELECT MIN(used_at) FROM translation_cache), 9223372036854775807)
             """)

@@ -26,7 +26,7 @@ import Testing
         for (n, label, score, data) in samples {
             ids.append(try await store.write { db in
                 try db.execute("INSERT INTO t (n, label, score, data) VALUES (?, ?, ?, ?)", n, label, score, data)
-                #expect(db.changes == 1)
+                #expect(try db.changes == 1)
                 return db.lastInsertRowID
             })
         }
@@ -297,6 +297,89 @@ struct StoreOnPostgresTests {
         #expect(try await second.read { try $0.scalar("SELECT count(*) FROM places") } == .integer(5))
         await first.close()
         await second.close()
+    }
+
+    /// The libpq connection under a store connection, to count its round trips.
+    private static func roundTrips(_ db: Database) throws -> Int {
+        guard let postgres = db.connection as? PostgresStoreConnection else {
+            throw StoreError(code: .system, message: "not a PostgreSQL connection")
+        }
+        return postgres.connection.roundTrips
+    }
+
+    @Test("pipelined: a write of two statements and a query costs two round trips a batch, a read of one query two")
+    func writesAndReadsArePipelined() async throws {
+        let database = try TestDatabase(.postgresql)
+        let store = try database.open()
+        try await store.write { try $0.run(StoreBackendTests.schema) }
+        // Each batch: BEGIN, the lock, SET CONSTRAINTS, SAVEPOINT, INSERT and UPDATE wait in the
+        // pipeline and go with the SELECT (one round trip); RELEASE goes with COMMIT (one more).
+        func batch(_ n: Int) async throws -> (start: Int, afterWrites: Int, afterQuery: Int) {
+            try await store.write { db in
+                let start = try Self.roundTrips(db)
+                try db.execute("INSERT INTO t (n) VALUES (?)", n)
+                try db.execute("UPDATE t SET label = ? WHERE n = ?", "seen", n)
+                let afterWrites = try Self.roundTrips(db)
+                #expect(try db.scalar("SELECT count(*) FROM t WHERE label = ?", "seen") == .integer(Int64(n)))
+                return (start, afterWrites, try Self.roundTrips(db))
+            }
+        }
+        let first = try await batch(1)
+        let second = try await batch(2)
+        #expect(first.afterWrites == first.start)
+        #expect(first.afterQuery == first.start + 1)
+        #expect(second.start == first.afterQuery + 1, "the first batch's RELEASE and COMMIT took \(second.start - first.afterQuery) round trips")
+        // A read: BEGIN goes with its first statement; COMMIT is the second round trip.
+        let reads = try await store.read { db -> [Int] in
+            let start = try Self.roundTrips(db)
+            _ = try db.scalar("SELECT count(*) FROM t")
+            let afterQuery = try Self.roundTrips(db)
+            _ = try db.scalar("SELECT max(n) FROM t")
+            return [start, afterQuery, try Self.roundTrips(db)]
+        }
+        #expect(reads[1] == reads[0] + 1 && reads[2] == reads[0] + 2)
+        await store.close()
+    }
+
+    @Test("a pipelined statement that fails fails its write alone, even when the write swallowed it; its batch lands")
+    func aSwallowedPipelinedFailureFailsItsWriteAlone() async throws {
+        let database = try TestDatabase(.postgresql)
+        let store = try database.open()
+        try await store.write { db in
+            try db.run(StoreBackendTests.schema)
+            try db.execute("INSERT INTO t (n) VALUES (?)", -1)
+        }
+        let outcomes = await withTaskGroup(of: (Int, StoreError?).self) { group in
+            for n in 0..<40 {
+                group.addTask {
+                    do {
+                        try await store.write { db in
+                            try db.execute("INSERT INTO t (n) VALUES (?)", n)
+                            // Every fifth write breaks the unique key and carries on regardless.
+                            if n % 5 == 0 { try? db.execute("INSERT INTO t (n, label) VALUES (?, ?)", -1, "duplicate") }
+                            try db.execute("UPDATE t SET label = ? WHERE n = ?", "kept", n)
+                        }
+                        return (n, nil)
+                    } catch {
+                        return (n, error as? StoreError ?? StoreError(code: .system, message: "\(error)"))
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: StoreError?]()) { $0[$1.0] = $1.1 }
+        }
+        for (n, error) in outcomes {
+            if n % 5 == 0 {
+                #expect(error?.category == .uniqueViolation, "write \(n): \(String(describing: error))")
+                #expect(error?.sql?.contains("label") == true, "the error names the statement that failed")
+            } else {
+                #expect(error == nil, "write \(n): \(String(describing: error))")
+            }
+        }
+        let stored = try await store.read { db in
+            try db.query("SELECT n FROM t WHERE label = ? ORDER BY n", "kept").compactMap { $0.int("n") }
+        }
+        #expect(stored == (0..<40).filter { $0 % 5 != 0 })
+        await store.close()
     }
 
     @Test("the writer's connection is killed: that write fails, the next one reconnects and commits")

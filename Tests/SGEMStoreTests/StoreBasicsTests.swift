@@ -60,7 +60,7 @@ import Testing
             let none: String? = nil
             try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            bindings: [42, Int32(-7), Int64(1) << 40, 2.5, true, "ünï", [UInt8]([9, 8]), none, stamp])
-            #expect(db.changes == 1)
+            #expect(try db.changes == 1)
             return try db.queryOne("SELECT * FROM t")
         }
         let r = try #require(row)

@@ -28,7 +28,7 @@ public struct PostgresNotification: Sendable, Equatable {
 /// The password in the URL never appears in an error or a description.
 public final class PostgresConnection {
     /// The server's libpq handle (`PGconn *`); freed in `deinit`.
-    private var handle: OpaquePointer
+    var handle: OpaquePointer
     /// The handle, for the notification extension in its own file.
     var handleForNotifications: OpaquePointer { handle }
     /// Where it connects; `description` masks the password.
@@ -79,7 +79,7 @@ public final class PostgresConnection {
     }
 
     /// libpq's last message on this connection, trimmed, with the password masked.
-    private var lastErrorMessage: String {
+    var lastErrorMessage: String {
         let text = PQerrorMessage(handle).map { String(cString: $0) } ?? "unknown error"
         return url.redact(text.trimmingCharacters(in: " \n"))
     }
@@ -104,15 +104,41 @@ public final class PostgresConnection {
     }
 
     /// Rows the last statement changed (or returned), from its command tag.
-    public private(set) var lastChangedRows = 0
+    public internal(set) var lastChangedRows = 0
 
     /// The statements prepared on this session by text (and bytea parameter types): each is
     /// parsed and planned once instead of on every call. Up to `preparedLimit`; later ones run
     /// unprepared. Forgotten on reconnect (a new session) and before scripts (schema changes).
-    private var prepared: [String: String] = [:]
+    var prepared: [String: String] = [:]
     static let preparedLimit = 512
+    /// Numbers the prepared statements' names (`sgem_N`): never reused within a session.
+    private var preparedSerial = 0
 
-    private func forgetPreparedStatements() {
+    /// Statements sent in pipeline mode whose results are not read yet (see `send`), oldest first.
+    var pipeline: [PipelineCommand] = []
+
+    /// Times this connection waited for the server: statements run one by one, a prepare, a
+    /// pipeline's flush (the tests count them).
+    public internal(set) var roundTrips = 0
+
+    /// The name a statement is prepared under on this session, and its key in `prepared`; nil
+    /// when the cache is full (it then runs unprepared).
+    func preparedName(for sql: String, types: [Oid], reserving: Bool = true) -> (key: String, name: String, isNew: Bool)? {
+        let key = Self.preparedKey(sql, types: types)
+        if let name = prepared[key] { return (key, name, false) }
+        guard prepared.count < Self.preparedLimit else { return nil }
+        guard reserving else { return (key, "", true) }
+        preparedSerial += 1
+        return (key, "sgem_\(preparedSerial)", true)
+    }
+
+    /// A statement's key in `prepared`: its text, and the parameter types when one is bytea.
+    static func preparedKey(_ sql: String, types: [Oid]) -> String {
+        types.contains(17) ? sql + "\u{1}" + types.map(String.init).joined(separator: ",") : sql
+    }
+
+    private func forgetPreparedStatements() throws {
+        try flushPipeline()
         guard !prepared.isEmpty else { return }
         prepared.removeAll()
         if let result = PQexec(handle, "DEALLOCATE ALL") { PQclear(result) }
@@ -125,7 +151,9 @@ public final class PostgresConnection {
     /// (`SET`, `LISTEN`) does not survive: set it again.
     public func reconnect() throws {
         prepared.removeAll()
+        pipeline.removeAll()
         PQreset(handle)
+        if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { _ = PQexitPipelineMode(handle) }
         try checkConnected(handle, context: "cannot reconnect to \(url)")
         configure()
     }
@@ -149,7 +177,8 @@ public final class PostgresConnection {
     /// Runs several statements separated by `;`, without bindings (schema scripts), in one round trip.
     public func executeScript(_ sql: String) throws {
         // Scripts change schemas: statements prepared before may no longer fit them.
-        forgetPreparedStatements()
+        try forgetPreparedStatements()
+        roundTrips += 1
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -172,34 +201,29 @@ public final class PostgresConnection {
     public func fetchOne(_ sql: SQL) throws -> Row? { try fetchAll(sql).first }
 
     private func withResult<T>(_ sql: String, _ bindings: [SQLValue], _ body: (OpaquePointer) throws -> T) throws -> T {
-        guard bindings.count <= SQLDialect.postgresql.maximumBindings else {
-            throw StoreError(code: .postgres, message: "\(bindings.count) bindings: PostgreSQL takes at most 65535", sql: sql)
+        let params = try Parameter.list(bindings, sql: sql)
+        // Statements already in the pipeline go first, with this one, in one round trip; so does
+        // the prepare of a statement new to this session (parsed and planned once per session).
+        let types = params.map { Oid($0.binary ? 17 : 0) }
+        if !pipeline.isEmpty || preparedName(for: sql, types: types, reserving: false)?.isNew == true {
+            try send(sql, bindings, control: false)
+            let result: OpaquePointer?
+            do {
+                result = try flushPipeline(keepingLast: true)
+            } catch let failure as PostgresPipelineFailure where !failure.control {
+                throw failure.error
+            }
+            guard let result else { throw StoreError(code: .postgres, message: "the pipeline returned no result", sql: sql) }
+            defer { PQclear(result) }
+            return try body(result)
         }
-        let params = try bindings.map(Parameter.init)
-        var prepareFailure: OpaquePointer?
+        roundTrips += 1
         let result = withParameters(params) { values, lengths, formats, types -> OpaquePointer? in
-            let key = types.contains(17) ? sql + "\u{1}" + types.map(String.init).joined(separator: ",") : sql
-            if let name = prepared[key] {
+            if let name = prepared[Self.preparedKey(sql, types: types)] {
                 return PQexecPrepared(handle, name, Int32(params.count), values, lengths, formats, 0)
             }
-            guard prepared.count < Self.preparedLimit else {
-                return PQexecParams(handle, sql, Int32(params.count), types, values, lengths, formats, 0)
-            }
-            // Parsed and planned once per session; a statement PostgreSQL cannot prepare fails
-            // here with the reason it would have failed with anyway.
-            let name = "sgem_\(prepared.count + 1)"
-            let made = PQprepare(handle, name, sql, Int32(params.count), types)
-            guard made.map(PQresultStatus) == PGRES_COMMAND_OK else {
-                prepareFailure = made
-                return nil
-            }
-            PQclear(made)
-            prepared[key] = name
-            return PQexecPrepared(handle, name, Int32(params.count), values, lengths, formats, 0)
-        }
-        if let prepareFailure {
-            defer { PQclear(prepareFailure) }
-            try check(prepareFailure, sql: sql)
+            // The cache is full: later statements run unprepared.
+            return PQexecParams(handle, sql, Int32(params.count), types, values, lengths, formats, 0)
         }
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -208,7 +232,7 @@ public final class PostgresConnection {
     }
 
     /// Throws the error a result reports, mapped by SQLSTATE; a broken connection becomes `connectionLost`.
-    private func check(_ result: OpaquePointer?, sql: String) throws {
+    func check(_ result: OpaquePointer?, sql: String) throws {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
@@ -232,9 +256,17 @@ public final class PostgresConnection {
     // MARK: Values
 
     /// A binding as libpq takes it: text for everything but bytea, which goes as binary.
-    private struct Parameter {
+    struct Parameter {
         let bytes: [UInt8]?
         let binary: Bool
+
+        /// The bindings of one statement, at most PostgreSQL's 65,535.
+        static func list(_ bindings: [SQLValue], sql: String) throws -> [Parameter] {
+            guard bindings.count <= SQLDialect.postgresql.maximumBindings else {
+                throw StoreError(code: .postgres, message: "\(bindings.count) bindings: PostgreSQL takes at most 65535", sql: sql)
+            }
+            return try bindings.map(Parameter.init)
+        }
 
         init(_ value: SQLValue) throws {
             switch value {
@@ -253,7 +285,7 @@ public final class PostgresConnection {
         }
     }
 
-    private func withParameters<T>(_ params: [Parameter],
+    func withParameters<T>(_ params: [Parameter],
                                    _ body: ([UnsafePointer<CChar>?], [Int32], [Int32], [Oid]) -> T) -> T {
         // NUL-terminated copies that live until libpq has sent them.
         let buffers: [UnsafeMutablePointer<CChar>?] = params.map { param -> UnsafeMutablePointer<CChar>? in

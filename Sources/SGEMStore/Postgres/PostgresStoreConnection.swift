@@ -2,6 +2,13 @@
 /// PostgreSQL. Statements come with `?` placeholders and are rendered to `$N` (cached); the
 /// writer takes the store's advisory lock at the start of every batch; a lost connection is
 /// reconnected before the next batch or read, with its session settings set again.
+///
+/// Round trips are what a serial writer waits on, so the connection pipelines: a batch's BEGIN,
+/// lock and `SET CONSTRAINTS`, each job's savepoint and release, a read's BEGIN, and the
+/// statements a write job runs without reading rows (`execute`) are sent without waiting and
+/// read back with the next statement whose rows are needed, or when the job ends. A job's
+/// failure is still its own: what it sent is settled before it is judged, and an error that a
+/// job swallowed (`try?`) fails it all the same.
 final class PostgresStoreConnection: StoreConnection {
     /// The advisory lock every writer of one database takes for its batch (`pg_advisory_xact_lock`):
     /// one writer at a time across processes and instances, as SQLite's `BEGIN IMMEDIATE` is.
@@ -16,6 +23,11 @@ final class PostgresStoreConnection: StoreConnection {
     private var rendered: [String: String] = [:]
     private var jobRunning = false
     private var refusedTransactionControl = false
+    /// The first statement error of the running job, even one its body caught.
+    private var jobError: StoreError?
+    /// True from a read's BEGIN to its COMMIT or ROLLBACK: its rows-free statements (`SET LOCAL`)
+    /// wait in the pipeline too.
+    private var readOpen = false
 
     init(url: PostgresURL, configuration: StoreConfiguration) throws {
         connection = try PostgresConnection(url: url)
@@ -36,6 +48,7 @@ final class PostgresStoreConnection: StoreConnection {
 
     private func reconnectIfLost() throws {
         guard !connection.isConnected else { return }
+        readOpen = false
         try connection.reconnect()
         try applySessionSettings()
     }
@@ -64,12 +77,24 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     func execute(_ sql: String, _ bindings: [SQLValue]) throws {
-        try connection.execute(try render(sql), bindings)
+        let text = try render(sql)
+        // A job's or a read's rows-free statements wait in the pipeline for the next round trip;
+        // the store's own COMMIT and ROLLBACK do not.
+        let ending = !jobRunning && Self.isTransactionControl(sql)
+        if ending { readOpen = false }
+        try settled {
+            if jobRunning || (readOpen && !ending) {
+                try connection.send(text, bindings, control: false)
+            } else {
+                try connection.execute(text, bindings)
+            }
+        }
     }
 
     @discardableResult
     func query(_ sql: String, _ bindings: [SQLValue]) throws -> [Row] {
-        try connection.query(try render(sql), bindings)
+        let text = try render(sql)
+        return try settled { try connection.query(text, bindings) }
     }
 
     func executeScript(_ sql: String) throws {
@@ -77,54 +102,104 @@ final class PostgresStoreConnection: StoreConnection {
             refusedTransactionControl = true
             throw StoreError.transactionControlRefused(sql: sql)
         }
-        try connection.executeScript(sql)
+        try settled { try connection.executeScript(sql) }
+    }
+
+    /// Runs `body`; a pipelined statement's failure comes out as its `StoreError`. When it was a
+    /// control statement (BEGIN, the lock, a savepoint) the transaction is rolled back whole, so
+    /// the writer fails every job of the batch rather than keep work it cannot vouch for. During
+    /// a job the first error is kept, so that the job fails even when its body caught it.
+    private func settled<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as PostgresPipelineFailure {
+            if failure.control, connection.isConnected, connection.isInTransaction { try? connection.rollback() }
+            if jobRunning, jobError == nil { jobError = failure.error }
+            throw failure.error
+        } catch let error as StoreError {
+            if jobRunning, jobError == nil { jobError = error }
+            throw error
+        }
     }
 
     var isInTransaction: Bool { connection.isInTransaction }
 
     func lastInsertedID() throws -> Int64 {
-        guard let id = try connection.query("SELECT lastval()").first?.int64(at: 0) else {
+        guard let id = try query("SELECT lastval()", []).first?.int64(at: 0) else {
             throw StoreError(code: .postgres, message: "no identity value was generated in this session")
         }
         return id
     }
 
-    var changes: Int { connection.lastChangedRows }
+    var changes: Int {
+        get throws {
+            try settled { try connection.flushPipeline() }
+            return connection.lastChangedRows
+        }
+    }
 
     var isUsable: Bool { connection.isConnected }
 
+    /// BEGIN, the writers' advisory lock and `SET CONSTRAINTS ALL IMMEDIATE`, sent ahead of the
+    /// first job's first statement (a lock timeout fails that job and puts the rest back).
     func beginWriteBatch() throws {
         try reconnectIfLost()
-        try connection.begin(.readCommitted)
-        do {
-            try connection.advisoryTransactionLock(Self.writerLockKey)
+        try settled {
+            try connection.send("BEGIN ISOLATION LEVEL READ COMMITTED", [], control: true)
+            try connection.send("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(Self.writerLockKey)], control: true)
             // Constraints declared deferrable are checked per statement, so a job that breaks
             // one fails alone (as SQLite's deferred foreign keys are checked per job).
-            try connection.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        } catch {
-            if connection.isConnected { try? connection.rollback() }
-            throw error
+            try connection.send("SET CONSTRAINTS ALL IMMEDIATE", [], control: true)
+        }
+    }
+
+    func beginJob() throws {
+        try settled { try connection.send("SAVEPOINT sgem_job", [], control: true) }
+    }
+
+    func releaseJob() throws {
+        try settled { try connection.send("RELEASE sgem_job", [], control: true) }
+    }
+
+    func rollbackJob() throws {
+        try settled {
+            try connection.send("ROLLBACK TO sgem_job", [], control: true)
+            try connection.send("RELEASE sgem_job", [], control: true)
         }
     }
 
     func runGuarded<T>(_ body: () throws -> T) throws -> T {
         jobRunning = true
         refusedTransactionControl = false
+        jobError = nil
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            // What the job sent still runs (its savepoint undoes it); read it back, unjudged.
+            jobRunning = false
+            _ = try? settled { try connection.flushPipeline() }
+            throw error
+        }
         defer { jobRunning = false }
-        let value = try body()
+        try settled { try connection.flushPipeline() }
         if refusedTransactionControl { throw StoreError.transactionControlRefused(sql: nil) }
+        if let jobError { throw jobError }
         return value
     }
 
     func checkJobConstraints() throws {}
 
+    /// BEGIN (snapshot, read only), sent with the read's first statement.
     func beginRead() throws {
         try reconnectIfLost()
-        try connection.begin(.repeatableRead, readOnly: true)
+        try settled { try connection.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [], control: true) }
+        readOpen = true
     }
 
     func close() {
         // The connection itself closes when this object goes, with the thread that owned it.
+        _ = try? connection.flushPipeline()
         if connection.isConnected && connection.isInTransaction { try? connection.rollback() }
     }
 }
