@@ -221,5 +221,44 @@ extension AccountsRepository {
             );
             CREATE INDEX accounts_invites_by_expiry ON accounts_invites (expires_at);
             """, postgresql: "")
+        if last == "accounts.005_invites" { return }
+        // What several instances on one database must share rather than keep each in memory: the
+        // first-run setup token (its SHA-256, and the token sealed under the secret key file every
+        // instance shares, so each prints the same link), and the login throttle's counters.
+        migrations.add("accounts.006_shared_limits", sqlite: """
+            CREATE TABLE accounts_setup_token (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                token_hash TEXT NOT NULL,
+                sealed TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            CREATE TABLE accounts_throttle (
+                key TEXT PRIMARY KEY,
+                failures INTEGER NOT NULL,
+                pending INTEGER NOT NULL,
+                pending_until INTEGER NOT NULL,
+                window_start INTEGER NOT NULL,
+                locked_until INTEGER NOT NULL,
+                last_seen INTEGER NOT NULL
+            );
+            CREATE INDEX accounts_throttle_by_last_seen ON accounts_throttle (last_seen);
+            """, postgresql: """
+            CREATE TABLE accounts_setup_token (
+                id BIGINT PRIMARY KEY CHECK (id = 1),
+                token_hash TEXT NOT NULL,
+                sealed TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            );
+            CREATE TABLE accounts_throttle (
+                key TEXT COLLATE "C" PRIMARY KEY,
+                failures BIGINT NOT NULL,
+                pending BIGINT NOT NULL,
+                pending_until BIGINT NOT NULL,
+                window_start BIGINT NOT NULL,
+                locked_until BIGINT NOT NULL,
+                last_seen BIGINT NOT NULL
+            );
+            CREATE INDEX accounts_throttle_by_last_seen ON accounts_throttle (last_seen);
+            """)
     }
 }

@@ -108,19 +108,19 @@ extension AccountsRoutes {
     /// The invitation `token` opens, or the one 404 for every token that opens none. A wrong
     /// token counts against the client address like a wrong password.
     func checkedInvite(_ token: String, _ request: Request) async throws -> InviteRecord {
-        let attempt = try runtime.throttle.reserveInviteLookup(address: request.clientAddress)
+        let attempt = try await runtime.throttle.reserveInviteLookup(address: request.clientAddress)
         let invite: InviteRecord?
         do {
             invite = try await service.liveInvite(token: token)
         } catch {
-            runtime.throttle.release(attempt)
+            try? await runtime.throttle.release(attempt)
             throw error
         }
         guard let invite else {
-            runtime.throttle.fail(attempt)
+            try await runtime.throttle.fail(attempt)
             throw InviteRules.notFound
         }
-        runtime.throttle.release(attempt)
+        try? await runtime.throttle.release(attempt)
         return invite
     }
 

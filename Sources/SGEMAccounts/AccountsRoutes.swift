@@ -60,7 +60,7 @@ struct AccountsRoutes: Sendable {
             summary: "Whether first-run setup is still possible (no token needed)", tags: ["accounts"],
             responses: [ResponseDoc(status: 200, description: "open is true while no active admin exists and the setup link is unused",
                                     schema: object(["open": boolean], required: ["open"]))])) { _, _ in
-            let open = runtime.setup.hasToken ? try await service.activeAdminIDs().isEmpty : false
+            let open = try await runtime.setup.hasToken() ? try await service.activeAdminIDs().isEmpty : false
             return .json(["open": .bool(open)] as JSONValue)
         }
         anyone.post("/auth/setup", maxBody: 8 * 1024, doc: RouteDoc(
@@ -320,7 +320,7 @@ struct AccountsRoutes: Sendable {
         let key = found?.0.username ?? login
         let attempt: LoginThrottle.Attempt
         do {
-            attempt = try runtime.throttle.reserveLogin(account: key, address: address)
+            attempt = try await runtime.throttle.reserveLogin(account: key, address: address)
         } catch {
             runtime.logins.increment(by: 1, ["throttled"])
             throw error
@@ -335,24 +335,24 @@ struct AccountsRoutes: Sendable {
                 _ = try await hasher.verify(bounded, against: await service.dummyHash(), for: address)
             }
         } catch {
-            runtime.throttle.release(attempt)
+            try? await runtime.throttle.release(attempt)
             if (error as? APIError)?.code == "busy" { runtime.logins.increment(by: 1, ["busy"]) }
             throw error
         }
         guard verified, let (user, hash) = found else {
-            runtime.throttle.fail(attempt)
+            try await runtime.throttle.fail(attempt)
             runtime.logins.increment(by: 1, ["failure"])
             try await service.recordLoginFailure(login: login, userID: found?.0.id, reason: found == nil ? "unknown user" : "wrong password", request: request)
             context.logger.notice("login failed", ["request.id": context.requestID, "remote": address])
             throw APIError(status: 401, code: "invalid_credentials", message: "wrong username, email or password")
         }
         guard user.active else {
-            runtime.throttle.release(attempt)
+            try? await runtime.throttle.release(attempt)
             runtime.logins.increment(by: 1, ["inactive"])
             try await service.recordLoginFailure(login: login, userID: user.id, reason: "account inactive", request: request)
             throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
         }
-        runtime.throttle.succeed(attempt)
+        try await runtime.throttle.succeed(attempt)
         // A hash at another cost than the configured one is redone (so the dummy hash follows the
         // configured cost); a busy hasher must not turn a right password into a failed login: next time.
         let upgraded = hasher.needsRehash(hash) ? try? await hasher.hash(password, for: address) : nil
@@ -386,15 +386,15 @@ struct AccountsRoutes: Sendable {
         }
         try await service.checkAvailable(username: username, email: email)
         // Each registration costs a hash and may be a throw-away account: throttled per address like logins.
-        let attempt = try runtime.throttle.reserveRegistration(address: request.clientAddress)
+        let attempt = try await runtime.throttle.reserveRegistration(address: request.clientAddress)
         let hash: String
         do {
             hash = try await hasher.hash(password, for: request.clientAddress)
         } catch {
-            runtime.throttle.release(attempt)
+            try? await runtime.throttle.release(attempt)
             throw error
         }
-        runtime.throttle.fail(attempt)
+        try await runtime.throttle.fail(attempt)
         let session = service.sessions.makeSession()
         let record = try await service.create(username: username, email: email, displayName: displayName, role: invite?.role ?? .employee,
                                               language: language, passwordHash: hash, event: "user.register",
@@ -408,14 +408,14 @@ struct AccountsRoutes: Sendable {
     func setup(_ request: Request, _ context: RequestContext) async throws -> Response {
         var body = try JSONBody(request)
         let token = body.string("token", required: true) ?? ""
-        let attempt = try runtime.throttle.reserveSetup(address: request.clientAddress)
-        guard token.utf8.count <= 128, runtime.setup.matches(token) else {
-            runtime.throttle.fail(attempt)
+        let attempt = try await runtime.throttle.reserveSetup(address: request.clientAddress)
+        guard token.utf8.count <= 128, try await runtime.setup.matches(token) else {
+            try await runtime.throttle.fail(attempt)
             throw AccountService.setupClosed
         }
-        runtime.throttle.release(attempt)
+        try? await runtime.throttle.release(attempt)
         guard try await service.activeAdminIDs().isEmpty else {
-            runtime.setup.close()
+            try await runtime.setup.close()
             throw AccountService.setupClosed
         }
         let fields = try await newAccountFields(&body)
@@ -430,7 +430,7 @@ struct AccountsRoutes: Sendable {
                                               language: fields.language, passwordHash: hash, event: "setup.admin_created",
                                               actor: Actor(userID: nil, ip: request.clientAddress), session: session, request: request,
                                               onlyIfNoActiveAdmin: true)
-        runtime.setup.close()
+        try await runtime.setup.close()
         context.logger.notice("first admin created by setup", ["request.id": context.requestID, "user.id": String(record.id)])
         return AccountsRoutes.sessionResponse(session, record, status: 201, request: request)
     }
@@ -470,20 +470,20 @@ struct AccountsRoutes: Sendable {
         try body.check()
         guard let (_, hash) = try await service.user(login: me.username), let new else { throw APIError.notFound("no such user") }
         let address = request.clientAddress
-        let attempt = try runtime.throttle.reserveLogin(account: me.username, address: address)
+        let attempt = try await runtime.throttle.reserveLogin(account: me.username, address: address)
         let matches: Bool
         do {
             let bounded = current.utf8.count <= PasswordHasher.maxPasswordBytes
             matches = try await hasher.verify(bounded ? current : "", against: bounded ? hash : hasher.dummyHash, for: address) && bounded
         } catch {
-            runtime.throttle.release(attempt)
+            try? await runtime.throttle.release(attempt)
             throw error
         }
         guard matches else {
-            runtime.throttle.fail(attempt)
+            try await runtime.throttle.fail(attempt)
             throw APIError.validationFailed(["currentPassword": "is not your current password"])
         }
-        runtime.throttle.succeed(attempt)
+        try await runtime.throttle.succeed(attempt)
         let newHash = try await hasher.hash(new, for: address)
         try await service.setPassword(userID: me.id, hash: newHash, mustChange: false, keepSession: me.sessionID, event: "password.change",
                                       actor: .user(me.id, request))

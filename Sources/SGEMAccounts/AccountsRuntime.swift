@@ -11,7 +11,7 @@ struct AccountsRuntime: ModuleRuntime {
     static let expiryInterval: Duration = .seconds(600)
 
     let service: AccountService
-    let throttle: LoginThrottle
+    let throttle: any LoginThrottling
     /// The first-run setup token, open only while no active admin existed at boot.
     let setup: SetupGate
     let logins: Counter
@@ -36,8 +36,9 @@ struct AccountsRuntime: ModuleRuntime {
         let service = AccountService(store: context.store, hasher: hasher, sessions: sessions,
                                      journal: context.services.resolve((any EventJournal).self), clock: clock)
         try await service.readDummyCost()
-        let setup = SetupGate(open: try await service.activeAdminIDs().isEmpty)
-        let runtime = AccountsRuntime(service: service, throttle: LoginThrottle(policy: policy), setup: setup,
+        let setup = try await SetupGate.open(store: context.store, secrets: context.secrets, needed: try await service.activeAdminIDs().isEmpty,
+                                             clock: clock, logger: context.logger)
+        let runtime = AccountsRuntime(service: service, throttle: SharedLoginThrottle(store: context.store, policy: policy), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
                                       companySettings: try context.require((any CompanySettingsProvider).self),
                                       registry: context.services, logger: context.logger,
@@ -71,7 +72,7 @@ struct AccountsRuntime: ModuleRuntime {
     @discardableResult
     func expireSessionsAndThrottle(now: Timestamp) async throws -> (sessions: Int, throttleEntries: Int) {
         let sessions = try await service.deleteExpiredSessions(now: now)
-        return (sessions, throttle.removeExpired())
+        return (sessions, try await throttle.removeExpired())
     }
 
     /// Stops the hashing threads after queued work.

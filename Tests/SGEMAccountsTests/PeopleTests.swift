@@ -291,7 +291,7 @@ import Testing
         var all = MigrationList()
         AccountsRepository.registerMigrations(&all)
         #expect(try await store.migrate(all) == ["accounts.003_folded_search_keys", "accounts.004_first_password_and_language",
-                                                "accounts.005_invites"])
+                                                "accounts.005_invites", "accounts.006_shared_limits"])
         let (rows, words) = try await store.read { db in
             (try db.query("SELECT name_key FROM accounts_users ORDER BY id"),
              try db.query("SELECT word FROM accounts_user_words WHERE user_id = 1 ORDER BY word"))

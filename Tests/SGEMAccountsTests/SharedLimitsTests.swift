@@ -1,0 +1,57 @@
+import SGEMApp
+import SGEMCore
+import SGEMSupport
+import SGEMTestSupport
+import Testing
+
+/// Two instances on one database (an SQLite file both open, or one PostgreSQL database) share the
+/// first-run setup link and the login throttle: N instances neither print N links nor allow N
+/// times the guesses.
+@Suite struct SharedLimitsTests {
+    /// A second server on `first`'s database and secret key file, with a data directory of its own.
+    static func secondInstance(of first: TestServer) async throws -> (RunningServer, TempDir) {
+        let dir = TempDir()
+        var settings = testSettings(dir)
+        settings["database-url"] = first.dir.storageSettings["database-url"] ?? "sqlite:\(first.dir.path)/sgem.db"
+        settings["secret-key-file"] = first.dir.path + "/secret.key"
+        return (try await RunningServer.start(configuration: Configuration(overrides: settings)), dir)
+    }
+
+    @Test func bothInstancesPrintTheSameSetupLinkAndEitherAcceptsIt() async throws {
+        let first = try await TestServer.start(seedAdmin: false)
+        defer { Task { await first.stop() } }
+        let (second, secondDir) = try await Self.secondInstance(of: first)
+        defer { Task { await second.stop(); secondDir.cleanup() } }
+        let token = try #require(first.running.setupToken())
+        #expect(second.setupToken() == token, "one link for the company, whichever instance printed it")
+
+        let body: JSONValue = ["token": .string(token), "username": "owner", "email": "owner@example.com",
+                               "password": "a long first password", "displayName": "The Owner"]
+        let created = try await httpCall(port: second.port, "POST", "/api/v1/auth/setup", json: body)
+        #expect(created.status == 201, "\(created.text)")
+        // The link is spent on every instance.
+        #expect(try await first.call("GET", "/api/v1/auth/setup").json()["open"] == false)
+        let again = try await first.call("POST", "/api/v1/auth/setup", json: body)
+        #expect(again.status == 403)
+        #expect(again.errorCode == "setup_closed")
+    }
+
+    @Test func wrongPasswordsOnEitherInstanceCountTowardsOneLock() async throws {
+        let first = try await TestServer.start()
+        defer { Task { await first.stop() } }
+        let (second, secondDir) = try await Self.secondInstance(of: first)
+        defer { Task { await second.stop(); secondDir.cleanup() } }
+        let wrong: JSONValue = ["login": "boss", "password": "not the password"]
+        // Five failures (the default threshold), alternating: each instance saw fewer than five.
+        for attempt in 0..<5 {
+            let port = attempt % 2 == 0 ? first.port : second.port
+            let answer = try await httpCall(port: port, "POST", "/api/v1/auth/login", json: wrong)
+            #expect(answer.status == 401, "attempt \(attempt): \(answer.text)")
+        }
+        for port in [first.port, second.port] {
+            let locked = try await httpCall(port: port, "POST", "/api/v1/auth/login", json: ["login": "boss", "password": .string(adminPassword)])
+            #expect(locked.status == 429, "\(locked.text)")
+            #expect(locked.errorCode == "rate_limited")
+        }
+    }
+}
