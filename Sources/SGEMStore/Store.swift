@@ -187,6 +187,7 @@ struct StoreMetrics: Sendable {
     let batchSize: Histogram
     let commits: Counter
     let writeErrors: Counter
+    let batchesRerun: Counter
     let writerBusy: Counter
     /// The writer's time on batches with a foreground write (see `Store.foregroundBusyNanoseconds`).
     let writerBusyNanoseconds = NanosecondTotal()
@@ -197,6 +198,8 @@ struct StoreMetrics: Sendable {
                                        buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256])
         commits = registry.counter("sgem_store_commits_total", help: "Write transactions committed.")
         writeErrors = registry.counter("sgem_store_write_errors_total", help: "Write jobs that failed.")
+        batchesRerun = registry.counter("sgem_store_batches_rerun_total",
+                                        help: "Batches run without savepoints that had a failing write and ran again with them.")
         writerBusy = registry.counter("sgem_store_writer_busy_seconds_total",
                                       help: "Seconds the writer thread spent running and committing writes.")
     }

@@ -39,6 +39,10 @@ protocol StoreConnection: AnyObject {
     /// Everything the body sent has run, and succeeded, when it returns.
     func runGuarded<T>(_ body: () throws -> T) throws -> T
 
+    /// True when a batch should first run without a savepoint per job (rolled back and run again
+    /// with them when one fails): where savepoints are expensive (PostgreSQL's subtransactions).
+    var prefersBatchesWithoutSavepoints: Bool { get }
+
     /// A job starts: `SAVEPOINT sgem_job`.
     func beginJob() throws
 
@@ -65,6 +69,8 @@ protocol StoreConnection: AnyObject {
 }
 
 extension StoreConnection {
+    var prefersBatchesWithoutSavepoints: Bool { false }
+
     func beginJob() throws { try execute("SAVEPOINT sgem_job") }
 
     func releaseJob() throws { try execute("RELEASE sgem_job") }

@@ -10,6 +10,14 @@ struct WriterLoop {
     let maxBatch: Int
     let metrics: StoreMetrics
     let logger: Logger
+    /// Batches still to run with savepoints after one had to run again (see `commit`).
+    private let savepointBatchesLeft = Box(0)
+
+    /// A value the loop changes from its own thread.
+    private final class Box<T> {
+        var value: T
+        init(_ value: T) { self.value = value }
+    }
 
     private typealias Batched = (perform: @Sendable (Database) throws -> @Sendable () -> Void, fail: @Sendable (any Error) -> Void,
                                  background: Bool)
@@ -55,11 +63,72 @@ struct WriterLoop {
     }
 
     private func commit(_ batch: [Batched], db: Database, committed: () -> Void) {
+        var outcomes: [Outcome]
+        if connection.prefersBatchesWithoutSavepoints, batch.count == 1 || savepointBatchesLeft.value == 0,
+           let clean = runWithoutSavepoints(batch, db: db) {
+            guard let clean else { return }
+            outcomes = clean
+        } else {
+            // One batch fell back: the next few take the savepoints at once, so a stream of
+            // failing writes costs each batch one run, not two.
+            if savepointBatchesLeft.value > 0 { savepointBatchesLeft.value -= 1 }
+            guard let ran = runWithSavepoints(batch, db: db) else { return }
+            outcomes = ran
+        }
+        finish(batch, outcomes: outcomes, committed: committed)
+    }
+
+    /// The batch's jobs one after another in the transaction, no savepoint each: on PostgreSQL a
+    /// savepoint is a subtransaction (two statements, an id of its own, and a multixact for every
+    /// row a later one locks again), most of a small write's cost. When any job fails, the
+    /// transaction is rolled back whole and nil returned: the batch runs again with savepoints,
+    /// each job exactly as if it had run once (jobs leave their effects to the store and to
+    /// `afterCommit`, which a rolled-back run never reaches). A batch of one needs no second run:
+    /// its job's failure is answered at once (`.some(nil)`: nothing left to commit).
+    private func runWithoutSavepoints(_ batch: [Batched], db: Database) -> [Outcome]?? {
+        var failure: (any Error)?
+        do {
+            try connection.beginWriteBatch()
+        } catch {
+            failure = error
+        }
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(batch.count)
+        for job in batch where failure == nil {
+            db.beginCollectingAfterCommit()
+            do {
+                let resume = try connection.runGuarded { try job.perform(db) }
+                let actions = db.endCollectingAfterCommit()
+                guard connection.isInTransaction else {
+                    throw StoreError(code: .transactionControl, message: "the write ended the batch transaction; its work was rolled back")
+                }
+                try connection.checkJobConstraints()
+                outcomes.append(.done(resume, actions))
+            } catch {
+                _ = db.endCollectingAfterCommit()
+                failure = error
+            }
+        }
+        guard let failure else { return outcomes }
+        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+        if batch.count == 1 {
+            metrics.writeErrors.increment()
+            batch[0].fail(failure)
+            return .some(nil)
+        }
+        metrics.batchesRerun.increment()
+        savepointBatchesLeft.value = 8
+        return nil
+    }
+
+    /// The batch with a savepoint per job: a job that fails is rolled back alone. Nil when the
+    /// batch was lost (its jobs have been answered or requeued).
+    private func runWithSavepoints(_ batch: [Batched], db: Database) -> [Outcome]? {
         do {
             try connection.beginWriteBatch()
         } catch {
             failAll(batch, error, reason: "begin failed")
-            return
+            return nil
         }
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
@@ -68,7 +137,7 @@ struct WriterLoop {
                 try connection.beginJob()
             } catch {
                 abort(batch, outcomes: outcomes, culprit: nil, error: error)
-                return
+                return nil
             }
             do {
                 db.beginCollectingAfterCommit()
@@ -94,17 +163,22 @@ struct WriterLoop {
                     // The backend rolled the whole transaction back (I/O error, disk full, lost
                     // connection): the jobs before this one lost their work too.
                     abort(batch, outcomes: outcomes, culprit: jobError, error: jobError)
-                    return
+                    return nil
                 }
                 do {
                     try connection.rollbackJob()
                 } catch {
                     abort(batch, outcomes: outcomes, culprit: jobError, error: error)
-                    return
+                    return nil
                 }
                 outcomes.append(.failed(jobError))
             }
         }
+        return outcomes
+    }
+
+    /// Commits, then answers each job: its resumption (after its after-commit actions) or its error.
+    private func finish(_ batch: [Batched], outcomes: [Outcome], committed: () -> Void) {
         do {
             try connection.execute("COMMIT")
         } catch {

@@ -153,6 +153,10 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
+    /// A savepoint is a subtransaction here: two statements, an id, a multixact for each row a
+    /// later job locks again. Most batches have no failing job and need none.
+    var prefersBatchesWithoutSavepoints: Bool { true }
+
     func beginJob() throws {
         try settled { try connection.send("SAVEPOINT sgem_job", [], control: true) }
     }
