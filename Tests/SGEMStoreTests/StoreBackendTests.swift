@@ -382,6 +382,44 @@ struct StoreOnPostgresTests {
         await store.close()
     }
 
+    @Test("a batch runs without savepoints; one failing write sends it round again with them: the others land once, it alone fails")
+    func aBatchWithAFailingWriteRunsAgainWithSavepoints() async throws {
+        let database = try TestDatabase(.postgresql)
+        let registry = MetricsRegistry()
+        let store = try Store(location: database.location, logger: Logger(label: "test-store"), metrics: registry)
+        try await store.write { try $0.run(StoreBackendTests.schema) }
+        let rerun = registry.counter("sgem_store_batches_rerun_total", help: "")
+        // The writer is held until ten writes wait behind it, so they make one batch.
+        let writes = store.writes
+        let held = Task { try await store.onWriterExclusively { _ in while writes.depth < 10 { usleep(500) } } }
+        struct Refused: Error {}
+        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+            for n in 0..<10 {
+                group.addTask {
+                    do {
+                        try await store.write { db in
+                            try db.execute("INSERT INTO t (n) VALUES (?)", n)
+                            if n == 6 { throw Refused() }
+                        }
+                        return (n, true)
+                    } catch {
+                        return (n, false)
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        try await held.value
+        #expect(outcomes == Dictionary(uniqueKeysWithValues: (0..<10).map { ($0, $0 != 6) }))
+        let stored = try await store.read { db in try db.query("SELECT n FROM t ORDER BY n").compactMap { $0.int("n") } }
+        #expect(stored == (0..<10).filter { $0 != 6 })
+        #expect(rerun.series().value == 1)
+        // A clean batch after it needs no second run.
+        try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 100) }
+        #expect(rerun.series().value == 1)
+        await store.close()
+    }
+
     @Test("the writer's connection is killed: that write fails, the next one reconnects and commits")
     func aLostConnectionFailsItsBatchAndReconnects() async throws {
         let database = try TestDatabase(.postgresql)
