@@ -140,8 +140,10 @@ public struct RecordedEvent: Sendable, Equatable {
 /// The tail's seam: `append` asks the store to wake the tail once the write has committed
 /// (`Database.afterCommit`); the tail waits on `commits()` and then reads `events(after:limit:)`
 /// from the last id it delivered. `didCommit()` wakes it by hand (a commit the journal did not
-/// see). Another process's commit (a command-line verb) is seen at the tail's next periodic
-/// look, never lost: the table is the truth, the signal only a wake-up.
+/// see). On PostgreSQL, another instance's commits wake it too (the store's doorbell), and so does
+/// the doorbell listening again after a lost connection. Another process's commit that rang no
+/// doorbell (a command-line verb) is seen at the tail's next periodic look, never lost: the table
+/// is the truth, the signal only a wake-up.
 public protocol EventJournal: Sendable {
     /// Appends `event` in the caller's write transaction; returns its id. Ids only grow and are
     /// never reused, even after retention removes old events.
@@ -171,7 +173,8 @@ public protocol EventJournal: Sendable {
     func removeEvents(recordedBefore time: Timestamp) async throws -> Int
     /// Tells the tail that a write which appended events has committed.
     func didCommit()
-    /// Wake-ups after `didCommit()`, coalesced: several commits while the reader is busy come
-    /// as one element. Each call returns a new stream; it ends when its task is cancelled.
+    /// Wake-ups after `didCommit()` and after another instance's commits, coalesced: several
+    /// commits while the reader is busy come as one element. Each call returns a new stream; it
+    /// ends when its task is cancelled.
     func commits() -> AsyncStream<Void>
 }

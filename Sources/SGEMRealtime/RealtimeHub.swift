@@ -5,9 +5,10 @@ import Synchronization
 
 /// Fans the journal's events out to the connected sockets whose user may see them.
 ///
-/// One task (`run`) tails the journal: after each commit that appended events and on a short timer (writes of
-/// other processes, such as the admin verbs, signal nothing), it reads the events after the last
-/// one it delivered, in batches, and hands each to its readers — encoded once per event. Control
+/// One task (`run`) tails the journal: after each commit that appended events — here, or on
+/// another instance on the same PostgreSQL database, whose doorbell rings — and on a short timer
+/// (the safety net: the admin verbs ring nothing, a ring can be lost), it reads the events after
+/// the last one it delivered, in batches, and hands each to its readers — encoded once per event. Control
 /// events (`StreamControl`: deactivations, ended sessions, role changes), wherever they were
 /// written, are acted on in the same order, so nothing recorded after a deactivation reaches the
 /// account's sockets. A new socket collects live events in a bounded queue until `goLive` —
@@ -23,8 +24,9 @@ final class RealtimeHub: LiveStreams, Sendable {
         var pendingBytes = 1 << 20
         /// Events read from the journal at a time.
         var batch = 500
-        /// The timer that catches writes nobody signalled (the admin verbs, another instance): a
-        /// deactivation there closes the sockets within this. An idle look is one indexed read.
+        /// The timer that catches writes nobody signalled (the admin verbs, another instance on
+        /// SQLite or whose ring was lost): a deactivation there closes the sockets within this.
+        /// An idle look is one indexed read.
         var poll: Duration = .milliseconds(250)
         /// How often every socket's credentials are checked again: a safety net for what no
         /// control event reports (a session that expired).

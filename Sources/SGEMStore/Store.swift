@@ -14,6 +14,8 @@ public final class Store: Sendable {
     let writes = JobQueue<WriteJob>()
     let reads = JobQueue<ReadJob>()
     let metrics: StoreMetrics
+    /// The doorbells asked for, by channel, each started on first use; closed with the store.
+    let doorbells = Mutex<(closed: Bool, byChannel: [String: Doorbell])>((false, [:]))
 
     /// Opens the SQLite database at `path` (see `init(location:)`).
     public convenience init(path: String, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
@@ -79,6 +81,7 @@ public final class Store: Sendable {
         // Without `close()`, the threads still finish the queued work and close their connections.
         writes.stop()
         reads.stop()
+        for doorbell in doorbells.withLock({ $0.byChannel.values }) { doorbell.requestStop() }
     }
 
     /// Runs `body` in the writer's transaction and returns once that transaction has committed
@@ -147,7 +150,8 @@ public final class Store: Sendable {
     /// small share of it then.
     public var foregroundBusyNanoseconds: UInt64 { metrics.writerBusyNanoseconds.value.load(ordering: .relaxed) }
 
-    /// Finishes every queued write and read, closes all connections, then returns. Later calls
+    /// Finishes every queued write and read, sends the doorbells' last rings, closes all
+    /// connections, then returns. Later calls
     /// to `write` and `read` throw `StoreError` with code `.closed`.
     public func close() async {
         writes.stop()
@@ -155,6 +159,12 @@ public final class Store: Sendable {
         // The writer drains its queue and closes after the readers have closed theirs.
         await reads.waitUntilStopped()
         await writes.waitUntilStopped()
+        // Last: the final commits' rings go out before the doorbells stop.
+        let open = doorbells.withLock { all in
+            all.closed = true
+            return Array(all.byChannel.values)
+        }
+        for doorbell in open { await doorbell.stop() }
         logger.info("store closed", ["store.path": path])
     }
 }
@@ -189,6 +199,9 @@ struct StoreMetrics: Sendable {
     let writeErrors: Counter
     let batchesRerun: Counter
     let writerBusy: Counter
+    let doorbellSent: Counter
+    let doorbellReceived: Counter
+    let doorbellReconnects: Counter
     /// The writer's time on batches with a foreground write (see `Store.foregroundBusyNanoseconds`).
     let writerBusyNanoseconds = NanosecondTotal()
 
@@ -202,6 +215,12 @@ struct StoreMetrics: Sendable {
                                         help: "Batches run without savepoints that had a failing write and ran again with them.")
         writerBusy = registry.counter("sgem_store_writer_busy_seconds_total",
                                       help: "Seconds the writer thread spent running and committing writes.")
+        doorbellSent = registry.counter("sgem_store_doorbell_rings_sent_total",
+                                        help: "Doorbell rings sent to the other instances (PostgreSQL NOTIFY); rings given together count once.")
+        doorbellReceived = registry.counter("sgem_store_doorbell_rings_received_total",
+                                            help: "Doorbell rings received from the other instances (PostgreSQL notifications).")
+        doorbellReconnects = registry.counter("sgem_store_doorbell_reconnects_total",
+                                              help: "Times the doorbell's listening connection was lost and made again.")
     }
 }
 

@@ -5,22 +5,41 @@ import Synchronization
 
 /// `EventJournal` over the `system_events` table, published by the system module at boot (and
 /// to admin verbs, so an event a verb records is the same as the server's).
+///
+/// Several instances on one PostgreSQL database ring each other's doorbell: after a commit that
+/// appended events, this instance rings with the newest id, and the others' rings (and the
+/// doorbell's `.listening`, after a lost connection) wake this instance's tails like its own
+/// commits do.
 final class StoredEventJournal: EventJournal {
     /// Most events one `events(after:limit:)` returns, whatever the caller asks.
     static let maxBatch = 1000
+    /// The doorbell's channel (PostgreSQL `LISTEN`/`NOTIFY`).
+    static let channel = "sgem_events"
 
     private let store: @Sendable () async throws -> Store
     private let signal = CommitSignal()
+    /// The other instances' doorbell; nil where no tail runs (the admin verbs).
+    private let doorbell: Doorbell?
 
-    /// - Parameter store: the store to read from; admin verbs open it only when one is needed.
-    init(store: @escaping @Sendable () async throws -> Store) { self.store = store }
+    /// - Parameters:
+    ///   - store: the store to read from; admin verbs open it only when one is needed.
+    ///   - doorbell: the doorbell shared with the other instances (`store.doorbell(channel: channel)`).
+    init(store: @escaping @Sendable () async throws -> Store, doorbell: Doorbell? = nil) {
+        self.store = store
+        self.doorbell = doorbell
+    }
 
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64 {
         let id = try JournalRepository.insert(event, at: .now(), in: db)
         // The tail wakes once the event is durable (never for one rolled back); several events of
-        // one batch come to one wake-up, the signal coalesces them.
+        // one batch come to one wake-up, the signal coalesces them, and to one ring (the doorbell
+        // sends the newest id, outside this transaction).
         let signal = self.signal
-        db.afterCommit { signal.fire() }
+        let doorbell = self.doorbell
+        db.afterCommit {
+            signal.fire()
+            doorbell?.ring(payload: String(id))
+        }
         return id
     }
 
@@ -66,7 +85,7 @@ final class StoredEventJournal: EventJournal {
 
     func didCommit() { signal.fire() }
 
-    func commits() -> AsyncStream<Void> { signal.stream() }
+    func commits() -> AsyncStream<Void> { signal.stream(forwarding: doorbell?.rings()) }
 
     /// Streams waiting for wake-ups (for tests and metrics).
     var listenerCount: Int { signal.count }
@@ -77,14 +96,18 @@ final class StoredEventJournal: EventJournal {
 final class CommitSignal: Sendable {
     private let listeners = Mutex<(next: Int, all: [Int: AsyncStream<Void>.Continuation])>((0, [:]))
 
-    func stream() -> AsyncStream<Void> {
+    /// A new stream of wake-ups: each `fire()`, and each of `rings` (another instance's commit,
+    /// or the doorbell listening again after missing some), until its task is cancelled.
+    func stream(forwarding rings: AsyncStream<Doorbell.Ring>? = nil) -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = listeners.withLock { state in
             state.next += 1
             state.all[state.next] = continuation
             return state.next
         }
+        let forward = rings.map { rings in Task { for await _ in rings { continuation.yield() } } }
         continuation.onTermination = { [weak self] _ in
+            forward?.cancel()
             _ = self?.listeners.withLock { $0.all.removeValue(forKey: id) }
         }
         return stream

@@ -62,7 +62,8 @@ public struct SystemModule: Module {
         let settings = StoredRuntimeSettings(openStore: { store }, declared: context.declaredRuntimeSettings, secrets: context.secrets)
         try await SystemModule.sealSecrets(settings, logger: context.logger)
         context.services.register((any RuntimeSettings).self, settings)
-        context.services.register((any EventJournal).self, StoredEventJournal(store: { store }))
+        context.services.register((any EventJournal).self,
+                                  StoredEventJournal(store: { store }, doorbell: store.doorbell(channel: StoredEventJournal.channel)))
         // One outbound HTTP client for every module (translation providers, feeds): its own
         // threads, bounded connections per origin, never the event loops, one outbound policy.
         var outbound = OutboundSettings.client(context.configuration)

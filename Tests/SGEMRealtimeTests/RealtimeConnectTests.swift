@@ -68,17 +68,18 @@ extension RealtimeStreamTests {
 }
 
 /// A second realtime endpoint on the test server's journal and services, as another instance
-/// would run it, whose routes run `beforeSubscribe` in the window between the upgrade's
-/// credential check and the subscription.
+/// would run it, with its own hub's `limits`, whose routes run `beforeSubscribe` in the window
+/// between the upgrade's credential check and the subscription.
 struct HookedRealtime {
     let server: HTTPServer
     let tail: Task<Void, Never>
 
-    static func start(on s: RealtimeServer, beforeSubscribe: @escaping @Sendable (AuthenticatedUser) async -> Void) async throws -> HookedRealtime {
+    static func start(on s: RealtimeServer, limits: RealtimeHub.Limits = RealtimeHub.Limits(recheck: .seconds(3600)),
+                      beforeSubscribe: @escaping @Sendable (AuthenticatedUser) async -> Void = { _ in }) async throws -> HookedRealtime {
         let journal = try s.journal()
         let services = s.running.context.services
         let hub = RealtimeHub(journal: journal, services: services, cursor: try await journal.lastEventID(),
-                              limits: RealtimeHub.Limits(recheck: .seconds(3600)), metrics: RealtimeMetrics(MetricsRegistry()),
+                              limits: limits, metrics: RealtimeMetrics(MetricsRegistry()),
                               logger: Logger(label: "hooked-realtime"))
         let router = Router()
         RealtimeRoutes(hub: hub, journal: journal, services: services, logger: Logger(label: "hooked-realtime"),
@@ -92,9 +93,10 @@ struct HookedRealtime {
     }
 
     /// Runs `body` with a hooked endpoint and stops it before returning, whatever `body` does.
-    static func with(on s: RealtimeServer, beforeSubscribe: @escaping @Sendable (AuthenticatedUser) async -> Void,
+    static func with(on s: RealtimeServer, limits: RealtimeHub.Limits = RealtimeHub.Limits(recheck: .seconds(3600)),
+                     beforeSubscribe: @escaping @Sendable (AuthenticatedUser) async -> Void = { _ in },
                      _ body: (HookedRealtime) async throws -> Void) async throws {
-        let hooked = try await start(on: s, beforeSubscribe: beforeSubscribe)
+        let hooked = try await start(on: s, limits: limits, beforeSubscribe: beforeSubscribe)
         do {
             try await body(hooked)
         } catch {
