@@ -76,7 +76,7 @@ public struct TranslationModule: Module {
         try await chats.load()
         context.services.register((any ChatTranslations).self, chats)
         let megabytes = context.configuration.int(TranslationModule.cacheMegabytes)
-        let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute))
+        let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute), store: context.store)
         return TranslationRuntime(desk: desk, chats: chats, registry: context.services, peers: peers, limiter: limiter,
                                   cacheBytes: megabytes * 1024 * 1024, logger: context.logger,
                                   executor: BackgroundExecutor(name: "translation"))

@@ -60,6 +60,37 @@ enum TranslationRepository {
                 PRIMARY KEY (chat_id, user_id)
             );
             """)
+        // Each person's translation allowance (a token bucket), shared by every instance on one
+        // database so N instances do not allow N times the requests.
+        migrations.add("translation.002_shared_rate_limit", sqlite: """
+            CREATE TABLE translation_allowance (
+                user_id INTEGER PRIMARY KEY,
+                tokens REAL NOT NULL,
+                at INTEGER NOT NULL
+            );
+            """, postgresql: """
+            CREATE TABLE translation_allowance (
+                user_id BIGINT PRIMARY KEY,
+                tokens DOUBLE PRECISION NOT NULL,
+                at BIGINT NOT NULL
+            );
+            """)
+    }
+
+    // MARK: Allowance
+
+    /// `user`'s bucket: tokens left and when they were counted (epoch milliseconds).
+    static func allowance(of user: Int64, in db: Database) throws -> (tokens: Double, at: Int64)? {
+        guard let row = try db.fetchOne("SELECT tokens, at FROM translation_allowance WHERE user_id = \(user)"),
+              let tokens = row.double(at: 0), let at = row.int64(at: 1) else { return nil }
+        return (tokens, at)
+    }
+
+    static func setAllowance(of user: Int64, tokens: Double, at: Int64, in db: Database) throws {
+        try db.run("""
+            INSERT INTO translation_allowance (user_id, tokens, at) VALUES (\(user), \(tokens), \(at))
+            ON CONFLICT (user_id) DO UPDATE SET tokens = excluded.tokens, at = excluded.at
+            """)
     }
 
     /// One cached translation.

@@ -1,5 +1,6 @@
 import SGEMCore
 import SGEMHTTP
+import SGEMStore
 import SGEMSupport
 import Synchronization
 
@@ -45,7 +46,7 @@ struct TranslationRoutes: Sendable {
             }
             guard let text = message.body else { throw APIError.conflict("message_deleted", "a deleted message has nothing to translate") }
             let target = try await TranslationRoutes.target(asked, for: me.id, peers: peers)
-            try limiter.admit(me.id)
+            try await limiter.admit(me.id)
             let out = try await desk.translate(text, source: nil, target: target)
             return .json(.object([("messageId", .number(Double(id)))] + TranslationRoutes.fields(out)))
         }
@@ -64,7 +65,7 @@ struct TranslationRoutes: Sendable {
             try body?.check()
             guard let notice = try await peers.notices.notice(id, visibleTo: me.id) else { throw APIError.notFound("no such notice") }
             let target = try await TranslationRoutes.target(asked, for: me.id, peers: peers)
-            try limiter.admit(me.id)
+            try await limiter.admit(me.id)
             async let title = desk.translate(notice.title, source: nil, target: target)
             let text = try await desk.translate(notice.body, source: nil, target: target)
             let titled = try await title
@@ -93,7 +94,7 @@ struct TranslationRoutes: Sendable {
             let target = TranslationRoutes.language("target", &body, required: true)
             let source = TranslationRoutes.language("source", &body)
             try body.check()
-            try limiter.admit(me.id)
+            try await limiter.admit(me.id)
             let out = try await desk.translate(text ?? "", source: source, target: target ?? "")
             return .json(.object(TranslationRoutes.fields(out)))
         }
@@ -360,26 +361,31 @@ struct TranslationRoutes: Sendable {
 /// A per-person bound on translation requests, so nobody can spend the company's provider quota
 /// by themselves: `perMinute` requests in any minute (a token bucket), then 429 `rate_limited`
 /// with `Retry-After`. Answers from the cache count too; they are cheap, but the bound is simple.
+/// The buckets live in the database (one small write per request), shared by every instance.
 final class TranslationLimiter: Sendable {
     let perMinute: Int
-    private let buckets = Mutex<[Int64: (tokens: Double, at: UInt64)]>([:])
+    private let store: Store
+    /// Epoch milliseconds; tests substitute a manual clock.
+    private let now: @Sendable () -> Int64
 
-    init(perMinute: Int) { self.perMinute = perMinute }
+    init(perMinute: Int, store: Store, now: @escaping @Sendable () -> Int64 = { Timestamp.now().milliseconds }) {
+        self.perMinute = perMinute
+        self.store = store
+        self.now = now
+    }
 
-    func admit(_ user: Int64) throws {
-        let now = MonotonicClock.nanoseconds()
-        let rate = Double(perMinute) / 60e9
-        let wait = buckets.withLock { b -> Double? in
-            if b.count > 50_000 { b.removeAll() }
-            var bucket = b[user] ?? (Double(perMinute), now)
-            bucket.tokens = min(Double(perMinute), bucket.tokens + Double(now - bucket.at) * rate)
+    func admit(_ user: Int64) async throws {
+        let now = self.now(), capacity = Double(perMinute)
+        let perMillisecond = capacity / 60_000
+        let wait = try await store.write { db -> Double? in
+            var bucket = try TranslationRepository.allowance(of: user, in: db) ?? (capacity, now)
+            // A clock that went back adds nothing.
+            bucket.tokens = min(capacity, bucket.tokens + Double(max(0, now - bucket.at)) * perMillisecond)
             bucket.at = now
-            defer { b[user] = bucket }
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
-                return nil
-            }
-            return (1 - bucket.tokens) / rate / 1e9
+            var wait: Double?
+            if bucket.tokens >= 1 { bucket.tokens -= 1 } else { wait = (1 - bucket.tokens) / perMillisecond / 1000 }
+            try TranslationRepository.setAllowance(of: user, tokens: bucket.tokens, at: bucket.at, in: db)
+            return wait
         }
         if let wait {
             let seconds = max(1, Int(wait.rounded(FloatingPointRoundingRule.up)))

@@ -57,6 +57,17 @@ public final class Office: Sendable {
         dir.cleanup()
     }
 
+    /// Another instance of the server on this company's database and secret key file, with a
+    /// data directory of its own (stop it, then remove the directory).
+    public func secondInstance(overrides: [String: String] = [:]) async throws -> (RunningServer, TempDir) {
+        let other = TempDir()
+        let settings = ["port": "0", "host": "127.0.0.1", "data-dir": other.path, "password-hash-log-n": "10", "log-level": "warning",
+                        "outbound-allow": "127.0.0.1", "secret-key-file": dir.path + "/secret.key",
+                        "database-url": dir.storageSettings["database-url"] ?? "sqlite:\(dir.path)/sgem.db"]
+            .merging(overrides) { _, new in new }
+        return (try await RunningServer.start(configuration: Configuration(overrides: settings)), other)
+    }
+
     public subscript(_ name: String) -> LoggedIn { people[name]! }
     public var port: Int { running.port }
     public var store: Store { running.store }

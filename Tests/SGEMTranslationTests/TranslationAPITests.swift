@@ -246,6 +246,27 @@ struct TranslationAPITests {
         }
     }
 
+    @Test("the per-minute bound holds across two instances on one database")
+    func limitedAcrossInstances() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana"], overrides: ["translation-per-minute": "2"]) { o in
+            try await use(stub, in: o)
+            let (second, secondDir) = try await o.secondInstance(overrides: ["translation-per-minute": "2"])
+            defer { Task { await second.stop(); secondDir.cleanup() } }
+            func translate(_ text: String, on port: Int) async throws -> WireResponse {
+                try await httpCall(port: port, "POST", "/api/v1/translate", token: o["ana"].token, json: ["text": .string(text), "target": "es"])
+            }
+            #expect(try await translate("one", on: o.port).status == 200)
+            #expect(try await translate("two", on: second.port).status == 200)
+            // Each instance has seen one request; together they have seen the bound.
+            for port in [o.port, second.port] {
+                let r = try await translate("three", on: port)
+                #expect(r.status == 429 && r.errorCode == "rate_limited", "\(r.status) \(r.text)")
+            }
+        }
+    }
+
     @Test("the command line sets the provider; the key from standard input, never echoed")
     func commandLine() async throws {
         try await Office.with([]) { o in
