@@ -36,6 +36,9 @@ public struct SQL: Sendable, Equatable, ExpressibleByStringInterpolation, Custom
         case booleanType
         /// `INTEGER` / `BIGINT`: 64-bit integers on both.
         case bigintType
+        /// The database's clock now, in milliseconds since the epoch: one clock for every
+        /// instance, whatever their own clocks say.
+        case nowMilliseconds
     }
 
     public init(stringLiteral value: String) { fragments = [.text(value)] }
@@ -225,6 +228,9 @@ public struct SQLDialect: Sendable, Equatable {
         case .doubleType: isPostgreSQL ? "DOUBLE PRECISION" : "REAL"
         case .booleanType: isPostgreSQL ? "BOOLEAN" : "INTEGER"
         case .bigintType: isPostgreSQL ? "BIGINT" : "INTEGER"
+        case .nowMilliseconds:
+            isPostgreSQL ? "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)"
+                : "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
         }
     }
 }

@@ -16,6 +16,8 @@ public final class Store: Sendable {
     let metrics: StoreMetrics
     /// The doorbells asked for, by channel, each started on first use; closed with the store.
     let doorbells = Mutex<(closed: Bool, byChannel: [String: Doorbell])>((false, [:]))
+    /// PostgreSQL: the session instances agree through (`exclusively`, `leadership`).
+    let coordination: Coordination
 
     /// Opens the SQLite database at `path` (see `init(location:)`).
     public convenience init(path: String, configuration: StoreConfiguration = .init(), logger: Logger, metrics: MetricsRegistry = .shared) throws {
@@ -32,6 +34,7 @@ public final class Store: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = StoreMetrics(registry: metrics)
+        self.coordination = Coordination(location: location, configuration: configuration)
 
         let writer: any StoreConnection
         var readers: [any StoreConnection] = []
@@ -82,6 +85,7 @@ public final class Store: Sendable {
         writes.stop()
         reads.stop()
         for doorbell in doorbells.withLock({ $0.byChannel.values }) { doorbell.requestStop() }
+        coordination.stop()
     }
 
     /// Runs `body` in the writer's transaction and returns once that transaction has committed
@@ -156,6 +160,8 @@ public final class Store: Sendable {
     public func close() async {
         writes.stop()
         reads.stop()
+        // Its session ends first: another instance takes over what this one led.
+        await coordination.close()
         // The writer drains its queue and closes after the readers have closed theirs.
         await reads.waitUntilStopped()
         await writes.waitUntilStopped()
