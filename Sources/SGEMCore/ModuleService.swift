@@ -51,21 +51,28 @@ public struct ServiceGroupError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Runs `body` every `interval` (the first time one interval after start) until cancelled.
-/// A failing round is logged and the next one runs on schedule.
+/// A failing round is logged and the next one runs on schedule. With `rounds`, a round runs only
+/// when `rounds` gives it to this instance: several instances on one database run one round per
+/// interval between them.
 public struct PeriodicJob: ModuleService {
     public let name: String
     public let interval: Duration
     let logger: Logger
+    let rounds: (any PeriodicRounds)?
     let body: @Sendable () async throws -> Void
 
     /// - Parameters:
-    ///   - name: the job's name in logs.
+    ///   - name: the job's name in logs, and in `rounds`.
     ///   - interval: the time between rounds.
+    ///   - rounds: who runs a round when several instances serve one database; nil: every round
+    ///     runs here (work that concerns this process alone, such as an in-memory table).
     ///   - body: one round of work.
-    public init(name: String, every interval: Duration, logger: Logger, _ body: @escaping @Sendable () async throws -> Void) {
+    public init(name: String, every interval: Duration, logger: Logger, rounds: (any PeriodicRounds)? = nil,
+                _ body: @escaping @Sendable () async throws -> Void) {
         self.name = name
         self.interval = interval
         self.logger = logger
+        self.rounds = rounds
         self.body = body
     }
 
@@ -77,6 +84,7 @@ public struct PeriodicJob: ModuleService {
                 return // cancelled while waiting: shutdown
             }
             do {
+                guard try await rounds?.claim(name, every: interval) ?? true else { continue }
                 try await body()
             } catch is CancellationError {
                 return

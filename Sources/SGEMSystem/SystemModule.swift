@@ -46,6 +46,7 @@ public struct SystemModule: Module {
             """)
         SystemRepository.registerMigrations(&migrations)
         JournalRepository.registerMigrations(&migrations)
+        JobRunRepository.registerMigrations(&migrations)
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {
@@ -70,6 +71,8 @@ public struct SystemModule: Module {
         outbound.userAgent = "sgem-server/\(version)"
         let client = try HTTPClient(configuration: outbound)
         context.services.register(HTTPClient.self, client)
+        // Periodic jobs run one round per interval across the instances serving this database.
+        context.services.register((any PeriodicRounds).self, StoredPeriodicRounds(store: store))
         return SystemRuntime(context: context, version: version, metricsToken: context.configuration.string(SystemModule.metricsToken),
                              client: client)
     }

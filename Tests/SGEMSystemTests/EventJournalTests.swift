@@ -225,7 +225,8 @@ struct EventAudienceMigrationTests {
         // Retention as the releases before system.007 did it: a plain delete, remembered only by
         // SQLite's counter, which 007 carries into system_events_removed.
         if emptied { try await store.write { db in try db.execute("DELETE FROM system_events") } }
-        #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects", "system.007_events_removed"])
+        #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects", "system.007_events_removed",
+                                                      "system.008_job_runs"])
         let kept = try await journal.events(after: 0, limit: 10)
         #expect(kept.map(\.id) == (emptied ? [] : ids))
         #expect(kept.map(\.event.subject) == (emptied ? [] : ["notice:7", "message:42", "message:42", "message:42", "message:43",

@@ -59,6 +59,15 @@ public final class TestDatabase: Sendable {
         return try Store(location: location, configuration: configuration, logger: Logger(label: "test-store"), metrics: MetricsRegistry())
     }
 
+    /// A store on this database with the migrations `register` lists applied.
+    public func openMigrated(_ register: (inout MigrationList) -> Void) async throws -> Store {
+        let store = try open()
+        var migrations = MigrationList()
+        register(&migrations)
+        _ = try await store.migrate(migrations)
+        return store
+    }
+
     deinit { directory.cleanup() }
 }
 
