@@ -21,6 +21,9 @@ struct AccountsRuntime: ModuleRuntime {
     let logger: Logger
     /// Every module's audit event names, for the audit log's filter.
     var declaredAuditEvents: [String] = []
+    /// Who removes expired sessions and throttle entries when several instances share the
+    /// database (nil: this one).
+    var rounds: (any PeriodicRounds)? = nil
 
     /// Builds the runtime and publishes `SessionAuthenticator`, `UserDirectory` and `FirstRunSetup`.
     static func boot(_ context: ModuleContext, throttle policy: ThrottlePolicy,
@@ -42,7 +45,8 @@ struct AccountsRuntime: ModuleRuntime {
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
                                       companySettings: try context.require((any CompanySettingsProvider).self),
                                       registry: context.services, logger: context.logger,
-                                      declaredAuditEvents: context.declaredAuditEvents)
+                                      declaredAuditEvents: context.declaredAuditEvents,
+                                      rounds: context.services.resolve((any PeriodicRounds).self))
         try await runtime.expireSessionsAndThrottle(now: .now())
         context.services.register((any SessionAuthenticator).self, sessions)
         context.services.register((any UserDirectory).self, AccountsDirectory(service: service))
@@ -58,7 +62,7 @@ struct AccountsRuntime: ModuleRuntime {
 
     var services: [any ModuleService] {
         let runtime = self
-        return [PeriodicJob(name: "accounts.expiry", every: AccountsRuntime.expiryInterval, logger: logger) {
+        return [PeriodicJob(name: "accounts.expiry", every: AccountsRuntime.expiryInterval, logger: logger, rounds: rounds) {
             let removed = try await runtime.expireSessionsAndThrottle(now: .now())
             if removed.sessions > 0 || removed.throttleEntries > 0 {
                 runtime.logger.info("expired sessions and throttle entries removed",

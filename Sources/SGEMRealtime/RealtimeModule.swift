@@ -29,7 +29,7 @@ public struct RealtimeModule: Module {
         context.services.register((any LiveStreams).self, hub)
         return RealtimeRuntime(hub: hub, journal: journal, registry: context.services,
                                retention: .seconds(86_400 * context.configuration.int(RealtimeModule.retentionDays)),
-                               logger: context.logger)
+                               logger: context.logger, rounds: context.services.resolve((any PeriodicRounds).self))
     }
 }
 
@@ -40,6 +40,8 @@ struct RealtimeRuntime: ModuleRuntime {
     let registry: ServiceRegistry
     let retention: Duration
     let logger: Logger
+    /// Who runs retention when several instances share the journal (nil: this one).
+    var rounds: (any PeriodicRounds)? = nil
 
     /// How often retention looks for old events.
     static let retentionInterval: Duration = .seconds(3600)
@@ -52,7 +54,7 @@ struct RealtimeRuntime: ModuleRuntime {
         let runtime = self
         return [
             HubService(hub: hub),
-            PeriodicJob(name: "realtime.retention", every: RealtimeRuntime.retentionInterval, logger: logger) {
+            PeriodicJob(name: "realtime.retention", every: RealtimeRuntime.retentionInterval, logger: logger, rounds: rounds) {
                 try await runtime.removeExpiredEvents(now: .now())
             },
         ]

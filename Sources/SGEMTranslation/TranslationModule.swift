@@ -79,7 +79,8 @@ public struct TranslationModule: Module {
         let limiter = TranslationLimiter(perMinute: context.configuration.int(TranslationModule.perMinute), store: context.store)
         return TranslationRuntime(desk: desk, chats: chats, registry: context.services, peers: peers, limiter: limiter,
                                   cacheBytes: megabytes * 1024 * 1024, logger: context.logger,
-                                  executor: BackgroundExecutor(name: "translation"))
+                                  executor: BackgroundExecutor(name: "translation"),
+                                  rounds: context.services.resolve((any PeriodicRounds).self))
     }
 }
 
@@ -101,6 +102,8 @@ struct TranslationRuntime: ModuleRuntime {
     let logger: Logger
     /// The chat worker's low-priority thread.
     let executor: BackgroundExecutor
+    /// Who evicts from the cache when several instances share it (nil: this one).
+    let rounds: (any PeriodicRounds)?
 
     func shutdown() async {
         desk.backgroundClient?.shutdown()
@@ -117,7 +120,7 @@ struct TranslationRuntime: ModuleRuntime {
         let (store, bound) = (desk.store, cacheBytes)
         return [
             ChatTranslationService(translator: chats, executor: executor),
-            PeriodicJob(name: "translation.cache", every: TranslationRuntime.evictionInterval, logger: logger) {
+            PeriodicJob(name: "translation.cache", every: TranslationRuntime.evictionInterval, logger: logger, rounds: rounds) {
                 _ = try await TranslationRuntime.evict(store, bound: bound)
             },
         ]
