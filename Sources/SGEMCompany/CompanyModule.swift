@@ -47,7 +47,8 @@ public struct CompanyModule: Module {
         // company module does not depend on it (tests boot company without system).
         let fetcher = FeedFetcher(repository: FeedRepository(store: context.store),
                                   timeout: context.configuration.duration(CompanyModule.feedTimeout),
-                                  logger: context.logger) { services.resolve(HTTPClient.self) }
+                                  logger: context.logger, client: { services.resolve(HTTPClient.self) },
+                                  rounds: { services.resolve((any PeriodicRounds).self) })
         // Only this module can name the type: tests resolve it to run a round and wait for it.
         context.services.register(FeedFetcher.self, fetcher)
         return CompanyRuntime(repository: repository, feeds: fetcher.repository, fetcher: fetcher,

@@ -7,7 +7,11 @@ import SGEMSupport
 /// the validators of its last good answer (`If-None-Match`, `If-Modified-Since`), keeping the
 /// newest entries of a good answer and the last good entries — with the reason in words — of a
 /// failed one. Rounds never overlap: one asked for while another runs starts after it.
+/// Several instances on one database fetch once per interval between them (`rounds`); a round
+/// asked for at once (the list changed) runs on the instance asked.
 final class FeedFetcher: Sendable {
+    /// The rounds' name among the periodic jobs.
+    static let job = "company.feeds"
     /// Largest feed document read.
     static let maxBytes = 2 * 1024 * 1024
     /// Entries kept per feed.
@@ -21,23 +25,59 @@ final class FeedFetcher: Sendable {
     /// The time one feed's fetch may take.
     let timeout: Duration
     let logger: Logger
+    /// Who fetches when several instances share the database, looked up when a round runs (the
+    /// system module publishes it); nil: this instance, every time.
+    let rounds: @Sendable () -> (any PeriodicRounds)?
     private let lastRound = Mutex<Task<Void, Never>?>(nil)
     /// What `wake()` signals and the scheduled service waits on between rounds.
     let wakeup = WakeSignal()
+    /// Scheduled rounds this instance looked at, and those it left to another instance (tests).
+    let scheduledRounds = Atomic<Int>(0)
+    let skippedRounds = Atomic<Int>(0)
 
-    init(repository: FeedRepository, timeout: Duration, logger: Logger, client: @escaping @Sendable () -> HTTPClient?) {
+    init(repository: FeedRepository, timeout: Duration, logger: Logger, client: @escaping @Sendable () -> HTTPClient?,
+         rounds: @escaping @Sendable () -> (any PeriodicRounds)? = { nil }) {
         self.repository = repository
         self.timeout = timeout
         self.logger = logger
         self.client = client
+        self.rounds = rounds
     }
 
     /// Asks the scheduled service for a round now (the feed list changed).
     func wake() { wakeup.signal() }
 
-    /// Fetches every feed and records the outcomes; returns when they are stored. Cancelling
-    /// the caller cancels the round's requests.
+    /// Fetches every feed now and records the outcomes; returns when they are stored. Other
+    /// instances count their interval from this round. Cancelling the caller cancels the
+    /// round's requests.
     func refresh() async {
+        do {
+            try await rounds()?.record(FeedFetcher.job)
+        } catch {
+            logger.error("company feed round not recorded", ["error": String(describing: error)])
+        }
+        await fetchRound()
+    }
+
+    /// A scheduled round: fetches unless another instance fetched less than `interval` ago (or
+    /// is deciding to at this moment).
+    func refreshIfDue(every interval: Duration) async {
+        defer { scheduledRounds.add(1, ordering: .releasing) }
+        if let rounds = rounds() {
+            do {
+                guard try await rounds.claim(FeedFetcher.job, every: interval) else {
+                    skippedRounds.add(1, ordering: .relaxed)
+                    return
+                }
+            } catch {
+                logger.error("company feed round not claimed", ["error": String(describing: error)])
+                return
+            }
+        }
+        await fetchRound()
+    }
+
+    private func fetchRound() async {
         let round = lastRound.withLock { last -> Task<Void, Never> in
             let previous = last
             let next = Task { [self] in
@@ -174,21 +214,29 @@ final class FeedFetcher: Sendable {
     }
 }
 
-/// The feed fetcher on its schedule: a round at start, then one every `interval` or as soon as
-/// it is woken, until shutdown.
+/// The feed fetcher on its schedule: a round at start, then one every `interval` (each left to
+/// another instance that fetched within the interval) or as soon as it is woken, until shutdown.
 struct FeedService: ModuleService {
     let fetcher: FeedFetcher
     let interval: Duration
-    var name: String { "company.feeds" }
+    var name: String { FeedFetcher.job }
 
     func run() async throws {
+        var woken = false
         while !Task.isCancelled {
-            await fetcher.refresh()
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { try? await Task.sleep(for: interval) }
-                group.addTask { await fetcher.wakeup.wait() }
-                await group.next()
+            if woken { await fetcher.refresh() } else { await fetcher.refreshIfDue(every: interval) }
+            woken = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try? await Task.sleep(for: interval)
+                    return false
+                }
+                group.addTask {
+                    await fetcher.wakeup.wait()
+                    return !Task.isCancelled
+                }
+                let first = await group.next() ?? false
                 group.cancelAll()
+                return first
             }
         }
     }
