@@ -12,6 +12,8 @@ import Synchronization
 ///    answers are recorded in one write (done, gone: the subscription deleted, or retry later).
 /// It runs on a background-priority thread with a background-priority HTTP client, writes with
 /// the store's background flag, and lets queued writes of people go first: sending never waits.
+/// Several instances on one database: the holder of `leadership` does both steps; the others try
+/// for it every `limits.leadershipPoll` and take over, from the stored cursor, when it stops or dies.
 final class PushWorker: Sendable {
     let store: Store
     let journal: any EventJournal
@@ -24,6 +26,8 @@ final class PushWorker: Sendable {
     let limits: Limits
     /// The module's SQL, for what stands alone in one transaction.
     var repository: PushRepository { PushRepository(store: store) }
+    /// Which instance pushes.
+    let leadership: Leadership
 
     struct Limits: Sendable {
         /// Events looked at per read of the journal.
@@ -43,11 +47,15 @@ final class PushWorker: Sendable {
         var maxBackoffMillis: Int64 = 300_000
         /// The idle look for work nobody signalled (a command-line write, a retry coming due).
         var tick: Duration = .milliseconds(500)
+        /// How often an instance that does not push tries to take over.
+        var leadershipPoll = Leadership.defaultPoll
     }
 
     /// The last journal event fanned out, and pushes answered 2xx (tests, metrics).
     let progress = Atomic<Int64>(0)
     let delivered = Atomic<Int>(0)
+    /// The leadership's term `progress` was read in: a later one reads the stored cursor again.
+    private let followedTerm = Atomic<Int>(0)
     /// When the worker last paced itself, and the writer's busy total then.
     private let pacing = Mutex<(at: UInt64, busy: UInt64)>((0, 0))
     private let wake: AsyncStream<Void>
@@ -64,12 +72,16 @@ final class PushWorker: Sendable {
         self.contact = contact
         self.logger = logger
         self.limits = limits
+        leadership = store.leadership(StoreLock("worker:push"))
         (wake, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Where the worker starts: its stored cursor, or — the first time — the journal's end (the
     /// past is not pushed).
     func load() async throws {
+        // The first instance to boot pushes from the start.
+        await leadership.refresh()
+        followedTerm.store(leadership.term, ordering: .releasing)
         let last = try await journal.lastEventID()
         let cursor = try await store.write { db -> Int64 in
             if let stored = try PushRepository.cursor(in: db) { return stored }
@@ -91,13 +103,33 @@ final class PushWorker: Sendable {
                 wakeUp.yield()
             }
         }
+        let lead = Task { [leadership, limits, wakeUp] in
+            await leadership.maintain(every: limits.leadershipPoll) { leading in if leading { wakeUp.yield() } }
+        }
         defer {
             forward.cancel()
             ticker.cancel()
+            lead.cancel()
         }
+        var followed = followedTerm.load(ordering: .acquiring)
         wakeUp.yield()
         for await _ in wake {
             try Task.checkCancellation()
+            // Another instance pushes; this one waits for its turn.
+            guard leadership.isHeld else { continue }
+            let term = leadership.term
+            if term != followed {
+                // Taken over: on from where the last leader's cursor stands.
+                do {
+                    if let stored = try await store.read({ db in try PushRepository.cursor(in: db) }) {
+                        progress.store(stored, ordering: .releasing)
+                    }
+                    followed = term
+                } catch {
+                    logger.error("push worker could not read its cursor", ["error": String(describing: error)])
+                    continue
+                }
+            }
             while true {
                 var worked = false
                 do {
@@ -108,7 +140,7 @@ final class PushWorker: Sendable {
                 } catch {
                     logger.error("push worker round failed", ["error": String(describing: error)])
                 }
-                if !worked || Task.isCancelled { break }
+                if !worked || Task.isCancelled || !leadership.isHeld { break }
             }
         }
     }

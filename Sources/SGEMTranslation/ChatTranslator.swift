@@ -11,6 +11,10 @@ import Synchronization
 /// carry the translations made so far; a message a list finds untranslated is queued.
 /// The worker runs at background priority and, while others keep the store's writer busy,
 /// keeps its own use of the store to `storeShare` (see `pace`).
+///
+/// Several instances on one database: one of them — the holder of `leadership` — follows the
+/// journal; the others try for it every `poll` and take over when it stops or dies. Every
+/// instance translates what its own lists found untranslated.
 final class ChatTranslator: ChatTranslations, Sendable {
     let desk: TranslationDesk
     let store: Store
@@ -18,6 +22,9 @@ final class ChatTranslator: ChatTranslations, Sendable {
     /// Messaging's view of chats and messages, resolved at boot.
     let messages: any MessageLookup
     let logger: Logger
+    /// Which instance follows the journal, and how often the others try to.
+    let leadership: Leadership
+    let poll: Duration
 
     /// chat → reader → target language. The table is the truth; this copy, loaded at start and
     /// changed with it, lets a page of history of a chat nobody translates cost nothing.
@@ -30,6 +37,9 @@ final class ChatTranslator: ChatTranslations, Sendable {
     /// The id of the last journal event the worker has looked at: where the journal ended at
     /// `load()` until the worker moves on (read by tests).
     let progress = Atomic<Int64>(0)
+    /// The leadership's term `progress` belongs to: a later term follows the journal from where
+    /// it ends when it begins.
+    private let followedTerm = Atomic<Int>(0)
     /// chat → its readers in translation mode who are members now (see `memberReaders`).
     private let memberReaders = Mutex<[Int64: Set<Int64>]>([:])
     /// The worker's use of the store since it last paced itself (see `pace`).
@@ -55,24 +65,35 @@ final class ChatTranslator: ChatTranslations, Sendable {
         }
     }
 
-    init(desk: TranslationDesk, store: Store, journal: any EventJournal, messages: any MessageLookup, logger: Logger) {
+    init(desk: TranslationDesk, store: Store, journal: any EventJournal, messages: any MessageLookup, logger: Logger,
+         poll: Duration = Leadership.defaultPoll) {
         self.desk = desk
         self.store = store
         self.journal = journal
         self.messages = messages
         self.logger = logger
+        self.leadership = store.leadership(StoreLock("worker:translation.chats"))
+        self.poll = poll
         (wake, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Loads who reads which chat translated, and notes where the journal ends: the worker
-    /// starts from there.
+    /// starts from there if this instance leads now (the first to boot does).
     func load() async throws {
+        await leadership.refresh()
+        followedTerm.store(leadership.term, ordering: .releasing)
         progress.store(try await journal.lastEventID(), ordering: .releasing)
+        try await loadReaders()
+    }
+
+    /// Reads who reads which chat translated from the table.
+    private func loadReaders() async throws {
         let rows = try await store.read { db in try TranslationRepository.readers(in: db) }
         readers.withLock { map in
             map.removeAll()
             for row in rows { map[row.chat, default: [:]][row.user] = row.target }
         }
+        memberReaders.withLock { $0.removeAll() }
     }
 
     // MARK: The reader's choice
@@ -133,36 +154,66 @@ final class ChatTranslator: ChatTranslations, Sendable {
 
     // MARK: The worker
 
-    /// Follows the journal from where it ended at `load()`: every `message.created` or edit in a chat
-    /// with readers in translation mode becomes a job; so does what lists queued. Runs until
-    /// cancelled.
+    /// While this instance leads, follows the journal from where it ended at `load()` (or, after
+    /// taking over, from where it ended then): every `message.created` or edit in a chat with
+    /// readers in translation mode becomes a job. What lists queued is a job on any instance.
+    /// Runs until cancelled.
     func run() async throws {
         // The worker starts where the journal ended when the module booted (before the server
         // took requests), and looks once straight away: a message sent before its thread got
         // going is still translated live, and what lists queued meanwhile is not left waiting.
         let commits = journal.commits()
         var cursor = progress.load(ordering: .acquiring)
+        var followed = followedTerm.load(ordering: .acquiring)
         let forward = Task { [wakeUp] in
             for await _ in commits { wakeUp.yield() }
         }
-        defer { forward.cancel() }
+        // A follower tries for the lead every poll. The leader looks at every poll too: another
+        // instance's ring can be missed (a lost doorbell connection).
+        let lead = Task { [leadership, poll, wakeUp] in
+            await leadership.maintain(every: poll) { leading in if leading { wakeUp.yield() } }
+        }
+        var readersLoaded = ContinuousClock.now
+        defer {
+            forward.cancel()
+            lead.cancel()
+        }
         wakeUp.yield()
         for await _ in wake {
             try Task.checkCancellation()
             while true {
-                // Only what concerns the worker is decoded (here, on the worker's thread): messages
-                // in chats, membership changes.
                 await yieldToForeground()
-                let reading = MonotonicClock.nanoseconds()
-                let window = try await journal.events(after: cursor, limit: ChatTranslator.window, types: ChatTranslator.types,
-                                                      audiences: [.chat, .users])
-                owe(reads: MonotonicClock.nanoseconds() - reading, write: 0)
                 var jobs: [Job] = []
-                for recorded in window.events {
-                    if let job = job(for: recorded) { jobs.append(job) }
+                var moved = false
+                if leadership.isHeld {
+                    // Taken over: the journal is followed from where it ends now; what the last
+                    // leader had not reached is queued by the lists that find it untranslated.
+                    let term = leadership.term
+                    if term != followed {
+                        cursor = try await journal.lastEventID()
+                        followed = term
+                    }
+                    // Readers turn translation on and off on any instance: the leader reads
+                    // their choices again every poll.
+                    if store.isShared, ContinuousClock.now - readersLoaded >= poll {
+                        try await loadReaders()
+                        readersLoaded = ContinuousClock.now
+                    }
+                    // Only what concerns the worker is decoded (here, on the worker's thread):
+                    // messages in chats, membership changes.
+                    let reading = MonotonicClock.nanoseconds()
+                    let window = try await journal.events(after: cursor, limit: ChatTranslator.window, types: ChatTranslator.types,
+                                                          audiences: [.chat, .users])
+                    owe(reads: MonotonicClock.nanoseconds() - reading, write: 0)
+                    for recorded in window.events {
+                        if let job = job(for: recorded) { jobs.append(job) }
+                    }
+                    moved = window.scannedTo != cursor
+                    cursor = window.scannedTo
+                } else {
+                    // Membership changes reach a follower through no journal: it asks each time.
+                    memberReaders.withLock { $0.removeAll() }
                 }
-                let moved = window.scannedTo != cursor
-                cursor = window.scannedTo
                 jobs += queue.withLock { q -> [Job] in
                     defer { q.jobs.removeAll(); q.queued.removeAll() }
                     return q.jobs
