@@ -74,6 +74,7 @@ public struct Leadership: Sendable {
     /// every poll whether this instance leads.
     public func maintain(every poll: Duration, _ polled: @escaping @Sendable (Bool) -> Void = { _ in }) async {
         var leading = isHeld
+        if leading { logger.notice("leadership taken", ["lock": lock.name, "term": String(term)]) }
         while !Task.isCancelled {
             let now = await refresh()
             if now != leading {
