@@ -2,7 +2,7 @@
 # Installs the Debian packages sgem-server needs, idempotently: only what is missing, through
 # sudo when not root. `bootstrap.sh build` for building and running; `bootstrap.sh test` adds the
 # browser-test tools and PostgreSQL (the throwaway server of scripts/pg-throwaway.sh);
-# `bootstrap.sh bench` adds the load generator and the reference server.
+# `bootstrap.sh bench` adds the load generator, the reference server and PostgreSQL (instances.sh).
 set -euo pipefail
 
 profile="${1:-build}"
@@ -10,7 +10,7 @@ packages=(libsqlite3-dev libssl-dev libpq-dev pkg-config sqlite3 openssl python3
 case "$profile" in
   build) ;;
   test) packages+=(chromium chromium-driver python3-selenium curl faketime postgresql util-linux) ;;
-  bench) packages+=(wrk nginx-light util-linux curl) ;;
+  bench) packages+=(wrk nginx-light util-linux curl postgresql) ;;
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 

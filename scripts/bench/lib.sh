@@ -119,6 +119,23 @@ bench_start_sgem() {
     echo "$BENCH_NAME: note: sgem-server ($label) answers but printed no 'listening on' line" >&2
 }
 
+# Starts a durable throwaway PostgreSQL for the run (scripts/pg-throwaway.sh with SGEM_PG_DURABLE=1:
+# fsync and synchronous_commit on, a Unix socket), stopped at exit before the rest is cleaned up.
+# Sets PG_URL (its database `sgem`) and PSQL; pg_url and pg_value speak to it.
+bench_start_postgres() {
+  PSQL="$(command -v psql || ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1)"
+  [ -x "$PSQL" ] || bench_fail "psql is not installed (apt install postgresql)"
+  export SGEM_PG_STATE="$BENCH_TMP/pg.dir"
+  PG_URL="$(SGEM_PG_DURABLE=1 "$REPO_ROOT/scripts/pg-throwaway.sh" start)" || bench_fail "cannot start PostgreSQL"
+  trap '"$REPO_ROOT/scripts/pg-throwaway.sh" stop >/dev/null 2>&1 || true; bench_cleanup' EXIT
+}
+
+# pg_url DB: the cluster's URL naming database DB.
+pg_url() { echo "$PG_URL" | sed -E "s#^(postgresql://[^/]*)/[^?]*#\1/$1#"; }
+
+# pg_value URL SQL: one value from the database at URL.
+pg_value() { "$PSQL" "$1" -tAqc "$2"; }
+
 # Stops sgem-server politely and fails the benchmark if it had crashed or would not stop.
 bench_stop_sgem() {
   local pid="$1" label="$2" log="$3" rc=0

@@ -22,19 +22,9 @@ DURATION="${BENCH_DURATION:-8}"
 WARMUP=2
 CONNECTIONS=64
 SEARCH_MESSAGES="${BENCH_SEARCH_MESSAGES:-1000000}"
-PSQL="$(command -v psql || ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1)"
-[ -x "$PSQL" ] || bench_fail "psql is not installed (apt install postgresql)"
-
-export SGEM_PG_STATE="$BENCH_TMP/pg.dir"
-PG_URL="$(SGEM_PG_DURABLE=1 "$REPO_ROOT/scripts/pg-throwaway.sh" start)" || bench_fail "cannot start PostgreSQL"
-stop_pg() { "$REPO_ROOT/scripts/pg-throwaway.sh" stop >/dev/null 2>&1 || true; }
-trap 'stop_pg; bench_cleanup' EXIT
+bench_start_postgres
 
 msg_send_lua "$BENCH_TMP/send.lua" "bench message, plain text with a few words"
-
-# pg_url DB: the cluster's URL naming database DB.
-pg_url() { echo "$PG_URL" | sed -E "s#^(postgresql://[^/]*)/[^?]*#\1/$1#"; }
-pg_value() { "$PSQL" "$1" -tAqc "$2"; }
 
 # measure LABEL BACKEND: one server on a fresh database, warm-up, sends, then history pages.
 measure() {

@@ -4,7 +4,10 @@ events per second are sent to random groups for SECONDS; every delivery is timed
 of the send that caused it (and from the send itself), and checked: each member of the group
 gets each event exactly once, nobody else gets it.
 
-usage: realtime_fanout.py PORT ADMIN_PASSWORD MODE [CLIENTS GROUP RATE SECONDS]
+usage: realtime_fanout.py PORT[,PORT…] ADMIN_PASSWORD MODE [CLIENTS GROUP RATE SECONDS]
+  Several ports (instances on one database, instances.sh): client i connects to port i mod n,
+  so each group's members are spread over the instances, and sender w sends through port w mod n;
+  deliveries are then also timed apart by whether the client's instance made the send.
   MODE journal:  POST /api/v1/bench/events {users, data} (server run with --bench-module):
                  one durable journal append per send, the hub's path without messaging.
   MODE messages: POST /api/v1/chats/{id}/messages {body, clientId} into real groups
@@ -23,19 +26,21 @@ from realtime_ws import HTTP, WebSocket
 SENDERS = 8
 
 
-def server_lag(port):
-    """sgem_realtime_delivery_lag_seconds from /metrics: count, mean and the share over 100 ms."""
+def server_lag(ports):
+    """sgem_realtime_delivery_lag_seconds from the /metrics of every port, added up: count,
+    mean and the share over 100 ms."""
     import urllib.request
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     buckets, total, count = {}, 0.0, 0
-    for line in text.splitlines():
-        if line.startswith("sgem_realtime_delivery_lag_seconds_bucket"):
-            le = line.split('le="')[1].split('"')[0]
-            buckets[le] = float(line.split()[-1])
-        elif line.startswith("sgem_realtime_delivery_lag_seconds_sum"):
-            total = float(line.split()[-1])
-        elif line.startswith("sgem_realtime_delivery_lag_seconds_count"):
-            count = int(float(line.split()[-1]))
+    for port in ports:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        for line in text.splitlines():
+            if line.startswith("sgem_realtime_delivery_lag_seconds_bucket"):
+                le = line.split('le="')[1].split('"')[0]
+                buckets[le] = buckets.get(le, 0) + float(line.split()[-1])
+            elif line.startswith("sgem_realtime_delivery_lag_seconds_sum"):
+                total += float(line.split()[-1])
+            elif line.startswith("sgem_realtime_delivery_lag_seconds_count"):
+                count += int(float(line.split()[-1]))
     within = buckets.get("0.1", 0)
     return {"events": count, "mean_ms": total / count * 1000 if count else None,
             "over_100ms": count - within if count else None, "within_10ms": buckets.get("0.01")}
@@ -49,7 +54,8 @@ def percentile(values, p):
 
 
 async def main():
-    port, password, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    ports, password, mode = [int(p) for p in sys.argv[1].split(",")], sys.argv[2], sys.argv[3]
+    port = ports[0]
     clients, group, rate, seconds = (int(a) for a in (sys.argv[4:8] + ["500", "10", "200", "10"][len(sys.argv[4:8]):]))
     http = await HTTP.connect(port)
     status, body = await http.request("POST", "/api/v1/auth/login", {"login": "boss", "password": password})
@@ -83,8 +89,8 @@ async def main():
             chat_ids.append(body["id"])
 
     sockets = []
-    for uid, token in users:
-        ws = await WebSocket.connect(port, f"/api/v1/realtime?token={token}")
+    for i, (uid, token) in enumerate(users):
+        ws = await WebSocket.connect(ports[i % len(ports)], f"/api/v1/realtime?token={token}")
         sockets.append(ws)
     await asyncio.gather(*(ws.ready() for ws in sockets))
 
@@ -120,7 +126,7 @@ async def main():
 
     async def sender(worker):
         nonlocal errors
-        conn = await HTTP.connect(port)
+        conn = await HTTP.connect(ports[worker % len(ports)])
         start = time.monotonic()
         for seq in range(worker, total, SENDERS):
             delay = start + seq / rate - time.monotonic()
@@ -150,6 +156,9 @@ async def main():
         r.cancel()
 
     from_ack, from_send = [], []
+    # Several instances: from the 201 to a client on the instance that made the send, and to one
+    # on another instance (reached through the database's doorbell).
+    from_ack_same, from_ack_other = [], []
     lost = doubled = delivered = 0
     index_of = {uid: i for i, (uid, _) in enumerate(users)}
     for seq in range(total):
@@ -165,19 +174,23 @@ async def main():
             delivered += 1
             doubled += len(times) - 1
             from_ack.append(max(0.0, times[0] - acked_at[seq]) * 1000)
+            same = i % len(ports) == (seq % SENDERS) % len(ports)
+            (from_ack_same if same else from_ack_other).append(from_ack[-1])
             from_send.append((times[0] - sent_at[seq]) * 1000)
     for ws in sockets:
         ws.close()
     # The server's own share: recording → frames handed to the sockets (a histogram).
-    lag = server_lag(port)
+    lag = server_lag(ports)
     http.close()
     print(json.dumps({
-        "mode": mode, "clients": clients, "group": group, "rate": rate, "seconds": seconds,
+        "mode": mode, "instances": len(ports), "clients": clients, "group": group, "rate": rate, "seconds": seconds,
         "sent": total, "errors": errors, "expected": expected, "delivered": delivered, "lost": lost,
         "doubled": doubled, "stray": stray,
         "p50_from_201_ms": percentile(from_ack, 50), "p99_from_201_ms": percentile(from_ack, 99),
         "max_from_201_ms": max(from_ack) if from_ack else None,
         "p50_from_send_ms": percentile(from_send, 50), "p99_from_send_ms": percentile(from_send, 99),
+        "p99_from_201_same_instance_ms": percentile(from_ack_same, 99) if len(ports) > 1 else None,
+        "p99_from_201_other_instance_ms": percentile(from_ack_other, 99) if len(ports) > 1 else None,
         "server_lag": lag,
     }))
 

@@ -12,7 +12,7 @@ REPO_ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 RESULTS_DIR="$REPO_ROOT/bench-results"
 PYTHON="${BENCH_PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
-BENCHMARKS=(healthz writes memory login login_timing directory holidays messaging-send messaging-read realtime-fanout realtime-idle translation push)
+BENCHMARKS=(healthz writes memory login login_timing directory holidays messaging-send messaging-read realtime-fanout realtime-idle translation push instances)
 
 [ $# -eq 1 ] || { echo "usage: $0 PATH_TO_RELEASE_BINARY" >&2; exit 2; }
 bin="$1"
@@ -85,6 +85,7 @@ references = [
     "messaging-read — GET /healthz on the same server in the same run, beside history ?limit=50 on a 100,000-message chat (64 conns) and search (4 conns, 12 queries in turn) over 1,000,000 messages in 200 chats seeded through SQL (messaging-seed.py, then FTS5 'rebuild');",
     "realtime-fanout — no reference server: latency from each send's 201 to its delivery at every member, checked for loss, duplicates and strays (journal mode through --bench-module; messages mode once messaging serves POST /chats);",
     "realtime-idle — the same server, restarted, holding the same number of idle HTTP keep-alive connections;",
+    "instances — three instances on one durable throwaway PostgreSQL (scripts/pg-throwaway.sh): fan-out with 500 clients spread over them, no reference (p99 from the 201, loss and duplicates); sends and history pages with 64 connections split over the three beside the same load on one instance alone, rounds one/three/three/one (medians), with the CPU per request of the sgem-server and PostgreSQL processes;",
     "translation — the same 50-reader group with translation off, beside it with every reader (5 languages) in translation mode through a LibreTranslate stand-in (scripts/translate_stub.py) counting calls; 64 conns, 8 s of sends by the group's creator, 4 rounds of each mode in ABBA order (plain, translated, translated, plain, …), each mode judged by its median round; calls counted after the worker drained; the stand-in at idle priority on wrk's CPU.",
 ]
 lines += references
