@@ -204,6 +204,7 @@ struct StoreMetrics: Sendable {
     let commits: Counter
     let writeErrors: Counter
     let batchesRerun: Counter
+    let batchJoined: Counter
     let writerBusy: Counter
     let doorbellSent: Counter
     let doorbellReceived: Counter
@@ -219,6 +220,8 @@ struct StoreMetrics: Sendable {
         writeErrors = registry.counter("sgem_store_write_errors_total", help: "Write jobs that failed.")
         batchesRerun = registry.counter("sgem_store_batches_rerun_total",
                                         help: "Batches run without savepoints that had a failing write and ran again with them.")
+        batchJoined = registry.counter("sgem_store_batch_joined_total",
+                                       help: "Writes taken into a batch while it waited for the writers' lock another instance held.")
         writerBusy = registry.counter("sgem_store_writer_busy_seconds_total",
                                       help: "Seconds the writer thread spent running and committing writes.")
         doorbellSent = registry.counter("sgem_store_doorbell_rings_sent_total",

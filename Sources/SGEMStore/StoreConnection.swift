@@ -35,6 +35,10 @@ protocol StoreConnection: AnyObject {
     /// processes and ids become visible in commit order). Reconnects a lost connection first.
     func beginWriteBatch() throws
 
+    /// True when other processes take the writers' lock too (PostgreSQL), so that a batch may
+    /// wait for it: the writer then takes in the writes queued meanwhile.
+    var writeLockIsShared: Bool { get }
+
     /// Runs a write job's body with transaction control refused (the store owns the transaction).
     /// Everything the body sent has run, and succeeded, when it returns.
     func runGuarded<T>(_ body: () throws -> T) throws -> T
@@ -70,6 +74,8 @@ protocol StoreConnection: AnyObject {
 
 extension StoreConnection {
     var prefersBatchesWithoutSavepoints: Bool { false }
+
+    var writeLockIsShared: Bool { false }
 
     func beginJob() throws { try execute("SAVEPOINT sgem_job") }
 

@@ -34,7 +34,7 @@ struct WriterLoop {
             let started = MonotonicClock.nanoseconds()
             // Background work reads how busy others keep the writer: batches of background
             // writes alone do not count.
-            let foreground = jobs.contains { !$0.isBackground }
+            var foreground = jobs.contains { !$0.isBackground }
             // Counted once the batch is done, before its callers resume: a caller that reads the
             // busy time after its write sees that write in it.
             var accounted = false
@@ -52,30 +52,48 @@ struct WriterLoop {
                 if connection.isInTransaction { try? connection.execute("ROLLBACK") }
                 continue
             }
-            let batch = jobs.compactMap { job -> Batched? in
-                if case .batched(let perform, let fail, let background) = job { return (perform, fail, background) }
-                return nil
-            }
-            commit(batch, db: db, committed: account)
+            let batch = jobs.compactMap(WriterLoop.batched)
+            commit(batch, db: db, joined: { foreground = foreground || $0.contains { !$0.background } }, committed: account)
         }
         readers.blockUntilStopped()
         connection.close()
     }
 
-    private func commit(_ batch: [Batched], db: Database, committed: () -> Void) {
+    private static func batched(_ job: WriteJob) -> Batched? {
+        if case .batched(let perform, let fail, let background) = job { return (perform, fail, background) }
+        return nil
+    }
+
+    private func commit(_ taken: [Batched], db: Database, joined: ([Batched]) -> Void, committed: () -> Void) {
+        var batch = taken
         var outcomes: [Outcome]
         if connection.prefersBatchesWithoutSavepoints, batch.count == 1 || savepointBatchesLeft.value == 0,
-           let clean = runWithoutSavepoints(batch, db: db) {
+           let clean = runWithoutSavepoints(&batch, db: db, joined: joined) {
             guard let clean else { return }
             outcomes = clean
         } else {
             // One batch fell back: the next few take the savepoints at once, so a stream of
             // failing writes costs each batch one run, not two.
             if savepointBatchesLeft.value > 0 { savepointBatchesLeft.value -= 1 }
-            guard let ran = runWithSavepoints(batch, db: db) else { return }
+            guard let ran = runWithSavepoints(&batch, db: db, joined: joined) else { return }
             outcomes = ran
         }
         finish(batch, outcomes: outcomes, committed: committed)
+    }
+
+    /// Where the writers' lock is shared with other processes (PostgreSQL), called once the
+    /// batch's first job has run (so the lock, sent with its first statement, is held): takes
+    /// into the batch the writes queued meanwhile, up to `maxBatch`. While another instance
+    /// commits, this one's requests gather into the batch waiting for the lock and share its
+    /// commit instead of waiting for the next. None of them has run, so a batch running again
+    /// with savepoints may take in more as well.
+    private func takeWaiting(into batch: inout [Batched], joined: ([Batched]) -> Void) {
+        guard connection.writeLockIsShared, batch.count < maxBatch else { return }
+        let more = queue.takeWaiting(limit: maxBatch - batch.count, alone: \.isExclusive).compactMap(WriterLoop.batched)
+        guard !more.isEmpty else { return }
+        batch += more
+        metrics.batchJoined.increment(by: Double(more.count))
+        joined(more)
     }
 
     /// The batch's jobs one after another in the transaction, no savepoint each: on PostgreSQL a
@@ -85,7 +103,7 @@ struct WriterLoop {
     /// each job exactly as if it had run once (jobs leave their effects to the store and to
     /// `afterCommit`, which a rolled-back run never reaches). A batch of one needs no second run:
     /// its job's failure is answered at once (`.some(nil)`: nothing left to commit).
-    private func runWithoutSavepoints(_ batch: [Batched], db: Database) -> [Outcome]?? {
+    private func runWithoutSavepoints(_ batch: inout [Batched], db: Database, joined: ([Batched]) -> Void) -> [Outcome]?? {
         var failure: (any Error)?
         do {
             try connection.beginWriteBatch()
@@ -94,7 +112,12 @@ struct WriterLoop {
         }
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
-        for job in batch where failure == nil {
+        var index = 0
+        while failure == nil {
+            if index == 1 { takeWaiting(into: &batch, joined: joined) }
+            guard index < batch.count else { break }
+            let job = batch[index]
+            index += 1
             db.beginCollectingAfterCommit()
             do {
                 let resume = try connection.runGuarded { try job.perform(db) }
@@ -123,7 +146,7 @@ struct WriterLoop {
 
     /// The batch with a savepoint per job: a job that fails is rolled back alone. Nil when the
     /// batch was lost (its jobs have been answered or requeued).
-    private func runWithSavepoints(_ batch: [Batched], db: Database) -> [Outcome]? {
+    private func runWithSavepoints(_ batch: inout [Batched], db: Database, joined: ([Batched]) -> Void) -> [Outcome]? {
         do {
             try connection.beginWriteBatch()
         } catch {
@@ -132,7 +155,12 @@ struct WriterLoop {
         }
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
-        for job in batch {
+        var index = 0
+        while true {
+            if index == 1 { takeWaiting(into: &batch, joined: joined) }
+            guard index < batch.count else { break }
+            let job = batch[index]
+            index += 1
             do {
                 try connection.beginJob()
             } catch {

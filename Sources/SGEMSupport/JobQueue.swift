@@ -82,6 +82,23 @@ public final class JobQueue<Job: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Takes up to `limit` waiting jobs without blocking, stopping before the first for which
+    /// `alone` is true (it must run by itself); empty when none wait.
+    public func takeWaiting(limit: Int, alone: (Job) -> Bool = { _ in false }) -> [Job] {
+        guard limit > 0 else { return [] }
+        return locked {
+            var end = head
+            while end < jobs.count, end - head < limit, !alone(jobs[end]) { end += 1 }
+            let taken = Array(jobs[head..<end])
+            head = end
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return taken
+        }
+    }
+
     /// Refuses new jobs; workers finish what is queued, then exit.
     public func stop() {
         locked {

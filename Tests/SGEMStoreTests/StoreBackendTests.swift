@@ -420,6 +420,37 @@ struct StoreOnPostgresTests {
         await store.close()
     }
 
+    @Test("writes queued while another instance holds the writers' lock join the batch that waits for it, one commit")
+    func writesQueuedWhileTheLockIsHeldJoinTheWaitingBatch() async throws {
+        let database = try TestDatabase(.postgresql)
+        let registry = MetricsRegistry()
+        let store = try Store(location: database.location, logger: Logger(label: "test-store"), metrics: registry)
+        try await store.write { try $0.run(StoreBackendTests.schema) }
+        let commitsBefore = commitsTotal(registry)
+        // Another instance's writer: a transaction holding the lock.
+        guard case .postgresql(let url) = database.location else { return }
+        let other = try PostgresConnection(url: url)
+        try other.execute("BEGIN")
+        try other.execute("SELECT pg_advisory_xact_lock(\(PostgresStoreConnection.writerLockKey))")
+        let writes = store.writes
+        let first = Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 0) } }
+        // The first write's batch waits for the lock (its backend is seen waiting); nine more queue meanwhile.
+        let waiting = await waitUntil {
+            (try? other.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?.int64(at: 0)) == 1
+        }
+        #expect(waiting)
+        let rest = (1..<10).map { n in Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", n) } } }
+        #expect(await waitUntil { writes.depth == 9 })
+        try other.execute("COMMIT")
+        try await first.value
+        for task in rest { try await task.value }
+        let stored = try await store.read { db in try db.query("SELECT n FROM t ORDER BY n").compactMap { $0.int("n") } }
+        #expect(stored == Array(0..<10))
+        #expect(commitsTotal(registry) - commitsBefore == 1, "the nine joined the waiting batch")
+        #expect(registry.counter("sgem_store_batch_joined_total", help: "").value() == 9)
+        await store.close()
+    }
+
     @Test("the writer's connection is killed: that write fails, the next one reconnects and commits")
     func aLostConnectionFailsItsBatchAndReconnects() async throws {
         let database = try TestDatabase(.postgresql)

@@ -109,6 +109,7 @@ final class PostgresStoreConnection: StoreConnection {
     /// control statement (BEGIN, the lock, a savepoint) the transaction is rolled back whole, so
     /// the writer fails every job of the batch rather than keep work it cannot vouch for. During
     /// a job the first error is kept, so that the job fails even when its body caught it.
+    @discardableResult
     private func settled<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
@@ -152,6 +153,9 @@ final class PostgresStoreConnection: StoreConnection {
             try connection.send("SET CONSTRAINTS ALL IMMEDIATE", [], control: true)
         }
     }
+
+    /// Every instance on the database takes the writers' advisory lock.
+    var writeLockIsShared: Bool { true }
 
     /// A savepoint is a subtransaction here: two statements, an id, a multixact for each row a
     /// later job locks again. Most batches have no failing job and need none.
