@@ -41,7 +41,8 @@ struct AccountsRuntime: ModuleRuntime {
         try await service.readDummyCost()
         let setup = try await SetupGate.open(store: context.store, secrets: context.secrets, needed: try await service.activeAdminIDs().isEmpty,
                                              clock: clock, logger: context.logger)
-        let runtime = AccountsRuntime(service: service, throttle: SharedLoginThrottle(store: context.store, policy: policy), setup: setup,
+        let runtime = AccountsRuntime(service: service, throttle: SharedLoginThrottle(store: context.store, policy: policy,
+                                                                                               addressShare: configuration.int(AccountsModule.hashPerClient)), setup: setup,
                                       logins: context.metrics.counter("sgem_accounts_logins_total", help: "Login attempts by result.", labels: ["result"]),
                                       companySettings: try context.require((any CompanySettingsProvider).self),
                                       registry: context.services, logger: context.logger,

@@ -59,10 +59,13 @@ protocol LoginThrottling: Sendable {
     func entryCount() async throws -> Int
 }
 
-/// What a reservation holds: the keys it counts against (for a login, the account's first).
-/// End it with exactly one of `fail`, `succeed` or `release`.
+/// What a reservation holds: the keys it counts against (for a login, the account's first; the
+/// client address's key is always last). End it with exactly one of `fail`, `succeed` or `release`.
 struct ThrottleAttempt: Sendable {
     let keys: [(key: String, threshold: Int)]
+
+    /// The client address's key: its reservations in flight are its share of the hashing.
+    var addressKey: String? { keys.last?.key }
 
     static func login(account: String, address: String, _ policy: ThrottlePolicy) -> ThrottleAttempt {
         ThrottleAttempt(keys: [(ThrottleRules.key(account: account), policy.accountFailures),
@@ -254,16 +257,30 @@ final class LoginThrottle: LoginThrottling {
 /// outcome is one write (group-committed with the others); the store's writer serializes them,
 /// on PostgreSQL across instances too. A reservation an instance never ended (it died while the
 /// password was hashed) stops counting after `pendingLease` seconds.
+///
+/// The reservations also share out the password hashing between client addresses across
+/// instances: an address with `addressShare` attempts in flight (being hashed or waiting for a
+/// hashing thread, on any instance) is told 503 `busy`, as each instance's hashing queue tells an
+/// address over its share there. Without it, an address flooding N instances would hold N shares.
 final class SharedLoginThrottle: LoginThrottling {
     static let pendingLease: Int64 = 120
     let policy: ThrottlePolicy
+    /// Most attempts from one address in flight at once across instances.
+    let addressShare: Int
     private let rules: ThrottleRules
     private let store: Store
 
-    init(store: Store, policy: ThrottlePolicy) {
+    init(store: Store, policy: ThrottlePolicy, addressShare: Int = 8) {
         self.store = store
         self.policy = policy
+        self.addressShare = max(1, addressShare)
         rules = ThrottleRules(policy: policy)
+    }
+
+    private enum Reservation: Sendable {
+        case reserved
+        case wait(Int64)
+        case busy
     }
 
     func reserveLogin(account: String, address: String) async throws -> ThrottleAttempt { try await reserve(.login(account: account, address: address, policy)) }
@@ -272,10 +289,18 @@ final class SharedLoginThrottle: LoginThrottling {
     func reserveRegistration(address: String) async throws -> ThrottleAttempt { try await reserve(.registration(address: address, policy)) }
 
     private func reserve(_ attempt: ThrottleAttempt) async throws -> ThrottleAttempt {
-        let rules = self.rules
-        let wait = try await update(attempt) { all, now in rules.reserve(attempt, in: &all, now: now) }
-        if let wait { throw APIError.rateLimited(retryAfter: Int(max(1, wait))) }
-        return attempt
+        let rules = self.rules, share = addressShare
+        let outcome = try await update(attempt) { all, now -> Reservation in
+            if let key = attempt.addressKey, let entry = all[key], entry.pending >= share { return .busy }
+            return rules.reserve(attempt, in: &all, now: now).map(Reservation.wait) ?? .reserved
+        }
+        switch outcome {
+        case .reserved: return attempt
+        case .wait(let seconds): throw APIError.rateLimited(retryAfter: Int(max(1, seconds)))
+        case .busy:
+            throw APIError(status: 503, code: "busy", message: "too many password checks are waiting; try again in a moment",
+                           headers: HTTPHeaders([("Retry-After", "1")]))
+        }
     }
 
     func fail(_ attempt: ThrottleAttempt) async throws {

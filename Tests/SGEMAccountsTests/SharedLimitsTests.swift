@@ -1,5 +1,7 @@
+@testable import SGEMAccounts
 import SGEMApp
 import SGEMCore
+import SGEMHTTP
 import SGEMSupport
 import SGEMTestSupport
 import Testing
@@ -53,5 +55,36 @@ import Testing
             #expect(locked.status == 429, "\(locked.text)")
             #expect(locked.errorCode == "rate_limited")
         }
+    }
+}
+
+/// The hashing's share per client address, counted in the database: an address's attempts in
+/// flight on one instance leave it fewer on another.
+@Suite struct SharedHashingShareTests {
+    @Test func anAddressAtItsShareOnOneInstanceIsBusyOnTheOther() async throws {
+        let database = try TestDatabase(TestBackend.current)
+        let first = try await database.openMigrated { AccountsModule().registerMigrations(&$0) }
+        let second = try database.open()
+        let policy = ThrottlePolicy()
+        let a = SharedLoginThrottle(store: first, policy: policy, addressShare: 3)
+        let b = SharedLoginThrottle(store: second, policy: policy, addressShare: 3)
+        // Three logins from one address being checked on instance A (different accounts).
+        var held: [ThrottleAttempt] = []
+        for name in ["ana", "ben", "cai"] { held.append(try await a.reserveLogin(account: name, address: "198.51.100.7")) }
+        // A fourth from that address on instance B waits its turn: 503 busy, nothing counted.
+        let refused = await #expect(throws: APIError.self) { _ = try await b.reserveLogin(account: "dee", address: "198.51.100.7") }
+        #expect(refused?.status == 503)
+        #expect(refused?.code == "busy")
+        #expect(refused?.headers["Retry-After"] == "1")
+        // Another address is not held back by it.
+        let other = try await b.reserveLogin(account: "dee", address: "203.0.113.9")
+        try await b.release(other)
+        // One check ends on A: B may go ahead.
+        try await a.fail(held.removeFirst())
+        let next = try await b.reserveLogin(account: "dee", address: "198.51.100.7")
+        try await b.succeed(next)
+        for attempt in held { try await a.release(attempt) }
+        await first.close()
+        await second.close()
     }
 }
