@@ -82,7 +82,7 @@ public enum Settings {
         Setting("shutdown-grace", .seconds(0...3600), default: "10", "seconds in-flight requests get to finish at shutdown"),
         Setting("ws-max-message-bytes", .int(1024...67_108_864), default: "1048576", "largest WebSocket message accepted (closed with 1009 past it)"),
         Setting("ws-max-buffered-bytes", .int(4096...268_435_456), default: "4194304", "outgoing WebSocket bytes buffered for a slow peer before it is closed (realtime sends a resync first)"),
-        Setting("store-readers", .int(1...64), default: "2", "SQLite reader connections"),
+        Setting("store-readers", .int(1...64), default: "2", "reader connections (SQLite or PostgreSQL)"),
         Setting("store-busy-timeout-ms", .int(0...600_000), default: "5000", "milliseconds to wait on a locked database"),
         Setting("secret-key-file", .path, default: nil,
                 "file of the key that seals stored secrets, made on first start (default DATA_DIR/secret.key); keep it beside backups"),
