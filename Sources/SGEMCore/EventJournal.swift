@@ -68,6 +68,8 @@ public protocol ChatAccess: Sendable {
 }
 
 extension EventJournal {
+    public func record(_ event: RealtimeEvent, in db: Database) throws { _ = try append(event, in: db) }
+
     public func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
         -> (events: [RecordedEvent], scannedTo: Int64) {
         let all = try await events(after: after, limit: limit)
@@ -148,6 +150,9 @@ public protocol EventJournal: Sendable {
     /// Appends `event` in the caller's write transaction; returns its id. Ids only grow and are
     /// never reused, even after retention removes old events.
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64
+    /// Appends `event` like `append` when the caller has no use for its id: on PostgreSQL the
+    /// insert then goes with the write's next statement instead of a round trip of its own.
+    func record(_ event: RealtimeEvent, in db: Database) throws
     /// Replaces the data of every event recorded so far about `subject` with `data`, in the
     /// caller's write transaction: an edit or a deletion leaves no earlier text for replay to
     /// send (ids, types and audiences stay, so replay is still one sequential read). Returns how

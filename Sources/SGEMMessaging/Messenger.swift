@@ -253,8 +253,8 @@ struct Messenger: Sendable {
                 }
                 return (first, false)
             }
-            _ = try journal.append(RealtimeEvent(type: "message.created", audience: .chat(id), data: message.eventData,
-                                                 subject: RealtimeEvent.subject(message: message.id)), in: db)
+            try journal.record(RealtimeEvent(type: "message.created", audience: .chat(id), data: message.eventData,
+                                             subject: RealtimeEvent.subject(message: message.id)), in: db)
             return (message, true)
         }
         return (message.json, created)

@@ -47,6 +47,15 @@ protocol StoreConnection: AnyObject {
     /// with them when one fails): where savepoints are expensive (PostgreSQL's subtransactions).
     var prefersBatchesWithoutSavepoints: Bool { get }
 
+    /// While on, a job may end with its last rows-free statements not yet run (PostgreSQL's
+    /// pipeline): they go with the next job's first round trip, and a failure among them fails
+    /// whichever job is running then, or `settleJobs`. For batches without savepoints, where any
+    /// failure runs the whole batch again with them.
+    func deferJobChecks(_ deferring: Bool)
+
+    /// Runs what the batch's jobs left waiting; throws the first failure among it.
+    func settleJobs() throws
+
     /// A job starts: `SAVEPOINT sgem_job`.
     func beginJob() throws
 
@@ -76,6 +85,10 @@ extension StoreConnection {
     var prefersBatchesWithoutSavepoints: Bool { false }
 
     var writeLockIsShared: Bool { false }
+
+    func deferJobChecks(_ deferring: Bool) {}
+
+    func settleJobs() throws {}
 
     func beginJob() throws { try execute("SAVEPOINT sgem_job") }
 

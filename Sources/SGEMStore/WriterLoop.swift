@@ -82,7 +82,7 @@ struct WriterLoop {
     }
 
     /// Where the writers' lock is shared with other processes (PostgreSQL), called once the
-    /// batch's first job has run (so the lock, sent with its first statement, is held): takes
+    /// batch's first job has run and settled (so the lock, sent before it, is held): takes
     /// into the batch the writes queued meanwhile, up to `maxBatch`. While another instance
     /// commits, this one's requests gather into the batch waiting for the lock and share its
     /// commit instead of waiting for the next. None of them has run, so a batch running again
@@ -112,9 +112,16 @@ struct WriterLoop {
         }
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
+        // A job's last statements may run with the next job's: any failure reruns the batch.
+        connection.deferJobChecks(true)
+        defer { connection.deferJobChecks(false) }
         var index = 0
         while failure == nil {
-            if index == 1 { takeWaiting(into: &batch, joined: joined) }
+            if index == 1, connection.writeLockIsShared {
+                // What the first job left waiting runs now, so the lock sent before it is held.
+                do { try connection.settleJobs() } catch { failure = error; break }
+                takeWaiting(into: &batch, joined: joined)
+            }
             guard index < batch.count else { break }
             let job = batch[index]
             index += 1
@@ -131,6 +138,9 @@ struct WriterLoop {
                 _ = db.endCollectingAfterCommit()
                 failure = error
             }
+        }
+        if failure == nil {
+            do { try connection.settleJobs() } catch { failure = error }
         }
         guard let failure else { return outcomes }
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }

@@ -128,6 +128,16 @@ struct JournalRepository: Sendable {
         return newID
     }
 
+    /// Inserts an event without reading its id back: no rows to wait for, so on PostgreSQL the
+    /// statement is pipelined with the write's next one.
+    static func insertUnnumbered(_ event: RealtimeEvent, at time: Timestamp, in db: Database) throws {
+        let (kind, id, users) = JournalRepository.columns(event.audience)
+        try db.execute("""
+            INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at, subject)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, event.type, kind, id, users, event.serializedData ?? event.data.serialized(), time, event.subject)
+    }
+
     /// Sets the data of every event about `subject` to `data`; returns how many changed.
     static func rewrite(subject: String, to data: String, in db: Database) throws -> Int {
         try db.execute("UPDATE system_events SET data = ? WHERE subject = ? AND data <> ?", data, subject, data)

@@ -43,6 +43,16 @@ final class StoredEventJournal: EventJournal {
         return id
     }
 
+    func record(_ event: RealtimeEvent, in db: Database) throws {
+        try JournalRepository.insertUnnumbered(event, at: .now(), in: db)
+        let signal = self.signal
+        let doorbell = self.doorbell
+        db.afterCommit {
+            signal.fire()
+            doorbell?.ring(payload: "events")
+        }
+    }
+
     func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int {
         try JournalRepository.rewrite(subject: subject, to: data.serialized(), in: db)
     }

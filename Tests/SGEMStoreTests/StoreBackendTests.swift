@@ -436,7 +436,10 @@ struct StoreOnPostgresTests {
         let first = Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 0) } }
         // The first write's batch waits for the lock (its backend is seen waiting); nine more queue meanwhile.
         let waiting = await waitUntil {
-            (try? other.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?.int64(at: 0)) == 1
+            (try? other.query("""
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """).first?.int64(at: 0)) == 1
         }
         #expect(waiting)
         let rest = (1..<10).map { n in Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", n) } } }

@@ -28,6 +28,9 @@ final class PostgresStoreConnection: StoreConnection {
     /// True from a read's BEGIN to its COMMIT or ROLLBACK: its rows-free statements (`SET LOCAL`)
     /// wait in the pipeline too.
     private var readOpen = false
+    /// A job's last rows-free statements may stay in the pipeline for the next job's first round
+    /// trip (see `deferJobChecks`).
+    private var deferringJobChecks = false
 
     init(url: PostgresURL, configuration: StoreConfiguration) throws {
         connection = try PostgresConnection(url: url)
@@ -190,13 +193,19 @@ final class PostgresStoreConnection: StoreConnection {
             throw error
         }
         defer { jobRunning = false }
-        try settled { try connection.flushPipeline() }
+        if !deferringJobChecks { try settled { try connection.flushPipeline() } }
         if refusedTransactionControl { throw StoreError.transactionControlRefused(sql: nil) }
         if let jobError { throw jobError }
         return value
     }
 
     func checkJobConstraints() throws {}
+
+    func deferJobChecks(_ deferring: Bool) { deferringJobChecks = deferring }
+
+    func settleJobs() throws {
+        try settled { try connection.flushPipeline() }
+    }
 
     /// BEGIN (snapshot, read only), sent with the read's first statement.
     func beginRead() throws {
