@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import SGEMContracts
 import SGEMCore
 import SGEMHTTP
 import SGEMShell

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SGEMContracts
 import SGEMCore
 import SGEMHTTP
 import SGEMSupport

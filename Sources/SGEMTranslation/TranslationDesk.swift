@@ -1,3 +1,4 @@
+import SGEMContracts
 import SGEMCore
 import SGEMHTTP
 import SGEMStore

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import SGEMContracts
 import SGEMHTTP
 import SGEMShell
 import SGEMSupport

@@ -1,3 +1,4 @@
+import SGEMContracts
 import SGEMCore
 @testable import SGEMHolidays
 import SGEMSupport

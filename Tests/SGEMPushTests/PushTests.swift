@@ -1,5 +1,6 @@
 import CLinux
 import SGEMApp
+import SGEMContracts
 import SGEMCore
 import SGEMHTTP
 @testable import SGEMPush

@@ -1,3 +1,4 @@
+import SGEMCore
 import SGEMSupport
 
 /// A change that closes or re-filters realtime streams. Accounts records it in the event journal

@@ -1,3 +1,4 @@
+import SGEMCore
 import SGEMSupport
 
 /// What happened to a holiday request, kept with its notice so the notice is worded when it is

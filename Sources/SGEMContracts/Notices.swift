@@ -1,3 +1,4 @@
+import SGEMCore
 import SGEMStore
 import SGEMSupport
 

@@ -1,3 +1,4 @@
+import SGEMCore
 import SGEMSupport
 
 /// The company-wide settings admins edit (`GET/PUT /api/v1/admin/settings`).

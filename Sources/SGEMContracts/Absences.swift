@@ -1,3 +1,4 @@
+import SGEMCore
 import SGEMSupport
 
 /// Who is away today; implemented by the holidays module, consulted by accounts (the directory,

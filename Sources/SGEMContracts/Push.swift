@@ -1,3 +1,4 @@
+import SGEMCore
 import SGEMSupport
 
 /// How much of a chat reaches a member's devices as pushes: every message, only mentions, or nothing.

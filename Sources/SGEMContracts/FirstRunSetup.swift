@@ -1,3 +1,4 @@
+import SGEMCore
 /// The one-time first-run setup token, published by the accounts module while no active admin
 /// exists, so the server can print `http://HOST:PORT/setup#token=TOKEN` when it starts.
 public protocol FirstRunSetup: Sendable {
