@@ -26,7 +26,7 @@ func guessBurst(_ server: ModuleServer, guesses: Int) async -> (answers: [WireRe
             }
         }
         group.addTask {
-            _ = await waitUntil { answers.withLock { $0.contains { $0.status != 401 } } }
+            _ = await eventually { answers.withLock { $0.contains { $0.status != 401 } } }
             let r = await burstLogin(port: server.port, "boss", adminPassword)
             correct.withLock { $0 = r }
         }
@@ -56,7 +56,7 @@ func loginDuringFlood(_ server: ModuleServer, flooders: Int) async throws -> (se
                 }
             }
         }
-        _ = await waitUntil { hasher.scheduler.activeCount("10.0.0.1") >= 4 }
+        _ = await eventually { hasher.scheduler.activeCount("10.0.0.1") >= 4 }
         during = await server.timedLogin()
         stop.withLock { $0 = true }
     }
