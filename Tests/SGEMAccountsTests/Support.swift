@@ -50,16 +50,16 @@ final class TestServer: Sendable {
 
     func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, raw: [UInt8]? = nil,
               headers: [(String, String)] = []) async throws -> WireResponse {
-        try await httpCall(port: port, method, path, token: token, json: json, raw: raw, headers: headers)
+        try await running.client.call(method, path, token: token, json: json, raw: raw, headers: headers)
     }
 
     func login(_ login: String = "boss", _ password: String = adminPassword) async throws -> LoggedIn {
-        try await apiLogin(port: port, login, password)
+        try await apiLogin(running.client, login, password)
     }
 
     /// Creates an employee (or admin) through the API and logs them in.
     func createUser(_ username: String, name: String? = nil, role: String = "employee", as admin: LoggedIn) async throws -> LoggedIn {
-        try await apiCreateUser(port: port, username, displayName: name ?? username.capitalized, role: role, as: admin)
+        try await apiCreateUser(running.client, username, displayName: name ?? username.capitalized, role: role, as: admin)
     }
 }
 
@@ -157,17 +157,6 @@ final class Shared<Value: Sendable>: Sendable {
 
 /// Threads for tests that hold many sockets open at once (more than `clientThreads` has).
 let burstThreads = BlockingPool(name: "test-burst", threads: 40)
-
-/// Waits (polling, never sleeping a fixed time for a result) until `condition` holds or `seconds` pass.
-func waitUntil(_ seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
-    let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-    while !condition() {
-        if MonotonicClock.nanoseconds() > deadline { return false }
-        await Task.yield()
-        try? await Task.sleep(nanoseconds: 1_000_000)
-    }
-    return true
-}
 
 // MARK: Images
 

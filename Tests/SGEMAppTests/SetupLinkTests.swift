@@ -7,7 +7,7 @@ import SGEMTestSupport
 import Testing
 
 @Suite(.serialized) struct SetupLinkTests {
-    @Test func aFirstRunPrintsAOneTimeSetupLinkWithTheRealPort() throws {
+    @Test func aFirstRunPrintsAOneTimeSetupLinkWithTheRealPort() async throws {
         let dir = TempDir()
         defer { dir.cleanup() }
         let (server, port) = try startServer(dir, extra: ["--log-level", "notice"])
@@ -26,7 +26,7 @@ import Testing
         #expect(token.allSatisfy { alphabet.contains($0) })
         // Logged too.
         _ = try server.waitForOutput("create the first admin")
-        #expect(waitFor { server.stderr.contains("first-run setup link") && server.stderr.contains(token) })
+        #expect(await eventually { server.stderr.contains("first-run setup link") && server.stderr.contains(token) })
 
         let body = Array(#"{"token":"\#(token)","username":"owner","email":"owner@example.com","password":"a long first password"}"#.utf8)
         let created = try httpRequest(port: port, method: "POST", path: "/api/v1/auth/setup",
@@ -62,12 +62,3 @@ import Testing
     }
 }
 
-/// Polls `condition` for up to `seconds`.
-func waitFor(_ seconds: Double = 60, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-    while !condition() {
-        if MonotonicClock.nanoseconds() > deadline { return false }
-        usleep(2000)
-    }
-    return true
-}

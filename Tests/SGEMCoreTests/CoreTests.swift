@@ -6,6 +6,7 @@ import SGEMContracts
 import SGEMHTTP
 import SGEMShell
 import SGEMSupport
+import SGEMTestPolling
 @testable import SGEMCore
 
 @Suite struct ConfigurationTests {
@@ -212,7 +213,7 @@ struct Recorder: ModuleService {
         let group = ServiceGroup(logger: Logger(label: "test"))
         group.start([Recorder(name: "a", log: log), Recorder(name: "b", log: log), Recorder(name: "c", log: log)])
         #expect(group.names == ["a", "b", "c"])
-        try await waitUntil { await log.seen.count == 3 }
+        try #require(await eventually { await log.seen.count == 3 })
         await group.stop()
         let seen = await log.seen
         #expect(Set(seen.prefix(3)) == ["start a", "start b", "start c"])
@@ -229,7 +230,7 @@ struct Recorder: ModuleService {
         }
         let group = ServiceGroup(logger: Logger(label: "test"))
         group.start([job])
-        try await waitUntil { await log.seen.count >= 4 }
+        try #require(await eventually { await log.seen.count >= 4 })
         await group.stop()
         let after = await log.seen.count
         #expect(after >= 4, "the round after a failure still ran")
@@ -239,18 +240,10 @@ struct Recorder: ModuleService {
     }
 }
 
-/// Polls `condition` until it holds, failing after `seconds`.
-func waitUntil(seconds: Double = 60, _ condition: @Sendable () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { throw WaitTimeout() }
-        try await Task.sleep(for: .milliseconds(2))
-    }
-}
-
-struct WaitTimeout: Error {}
-
 enum Tag: ContextKey { typealias Value = Int }
+enum Mark: ContextKey { typealias Value = Int }
+enum Note: ContextKey { typealias Value = Int }
+enum Flag: ContextKey { typealias Value = Int }
 
 @Suite struct RequestContextTests {
     @Test func childTasksShareOneContextSafely() async throws {
@@ -258,16 +251,25 @@ enum Tag: ContextKey { typealias Value = Int }
         await withTaskGroup(of: Void.self) { group in
             for i in 0..<200 {
                 group.addTask {
-                    context[Tag.self] = i
+                    // Four keys written at once: a write that put back a stale copy of the
+                    // values would lose another key's value, a key mix-up would misplace it.
+                    switch i % 4 {
+                    case 0: context[Tag.self] = i
+                    case 1: context[Mark.self] = i
+                    case 2: context[Note.self] = i
+                    default: context[Flag.self] = i
+                    }
                     context.logger = Logger(label: "child-\(i)")
-                    _ = context[Tag.self]
                     _ = context.logger
                 }
             }
         }
-        // Every write is whole: the value and the logger are each one child's, never a torn mix.
-        let last = try #require(context[Tag.self])
-        #expect((0..<200).contains(last))
+        // Every key holds a value one of its own writers wrote.
+        #expect(context[Tag.self].map { $0 % 4 } == 0)
+        #expect(context[Mark.self].map { $0 % 4 } == 1)
+        #expect(context[Note.self].map { $0 % 4 } == 2)
+        #expect(context[Flag.self].map { $0 % 4 } == 3)
+        // One context, shared: the children's logger is the parent's, not the one it began with.
         #expect(context.logger.label.hasPrefix("child-"))
     }
 }

@@ -181,10 +181,12 @@ struct HTTPClientTests {
         let started = MonotonicClock.nanoseconds()
         let error = await Self.failure { _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")) }
         let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
+        // The stub never answers: only the deadline ends the call, and not before it is due (a
+        // lower bound, which a loaded machine cannot break).
         #expect(error?.code == .timeout)
-        #expect(elapsed >= 0.35 && elapsed < 5, "took \(elapsed) s")
+        #expect(elapsed >= 0.35, "took \(elapsed) s")
         // The client closed its socket: the server sees it go.
-        #expect(await eventually(within: 10) { stub.clientClosed == 1 })
+        #expect(await eventually(10) { stub.clientClosed == 1 })
     }
 
     /// With its one thread held by a slow call, a short call still ends at its own deadline.
@@ -193,13 +195,16 @@ struct HTTPClientTests {
         let quick = try StubHTTPServer { _ in .bytes(StubHTTPServer.response(200, "q"), close: false) }
         defer { slow.stop(); quick.stop() }
         let client = try Self.client { $0.threads = 1 }
-        let held = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(slow.port)/", timeout: .seconds(30))) }
-        #expect(await eventually(within: 10) { slow.requests.count == 1 })
-        let started = MonotonicClock.nanoseconds()
+        let heldEnded = Mutex(false)
+        let held = Task {
+            defer { heldEnded.withLock { $0 = true } }
+            return try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(slow.port)/", timeout: .seconds(600)))
+        }
+        #expect(await eventually(10) { slow.requests.count == 1 })
         let error = await Self.failure { _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(quick.port)/", timeout: .milliseconds(300))) }
-        let elapsed = Double(MonotonicClock.nanoseconds() - started) / 1e9
         #expect(error?.code == .timeout)
-        #expect(elapsed < 5, "took \(elapsed) s")
+        // It ended while the slow call still held the thread: it did not wait for it.
+        #expect(!heldEnded.withLock { $0 }, "the short call outlived the slow one")
         held.cancel()
         #expect(await Self.failure { _ = try await held.value }?.code == .cancelled)
         // The thread is free again, and the late job left nothing behind.
@@ -237,10 +242,9 @@ struct HTTPClientTests {
         let call = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/")) }
         // Nothing to wait on here: the SYN is dropped unseen. Cancelling early or late, the call ends.
         try await Task.sleep(for: .milliseconds(100))
-        let started = MonotonicClock.nanoseconds()
         call.cancel()
+        // Not `connectTimeout` (30 s) nor `timeout`: the cancellation ended it.
         #expect(await Self.failure { _ = try await call.value }?.code == .cancelled)
-        #expect(Double(MonotonicClock.nanoseconds() - started) / 1e9 < 5)
     }
 
     /// A listener whose one-place accept queue is taken: connecting to it hangs.
@@ -262,13 +266,12 @@ struct HTTPClientTests {
         defer { stub.stop() }
         let client = try Self.client { $0.timeout = .seconds(60) }
         let call = Task { try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(stub.port)/")) }
-        #expect(await eventually(within: 10) { stub.requests.count == 1 })
-        let started = MonotonicClock.nanoseconds()
+        #expect(await eventually(10) { stub.requests.count == 1 })
         call.cancel()
+        // Not `timeout` (60 s): the cancellation ended it, and closed the socket.
         let error = await Self.failure { _ = try await call.value }
         #expect(error?.code == .cancelled)
-        #expect(Double(MonotonicClock.nanoseconds() - started) / 1e9 < 5)
-        #expect(await eventually(within: 10) { stub.clientClosed == 1 })
+        #expect(await eventually(10) { stub.clientClosed == 1 })
     }
 
     // MARK: Redirects
@@ -329,7 +332,7 @@ struct HTTPClientTests {
         let client = try Self.client { $0.maxConnectionsPerHost = 2; $0.threads = 6 }
         let url = "http://127.0.0.1:\(stub.port)/"
         let calls = (0..<5).map { _ in Task { try await client.send(HTTPClientRequest(url: url)) } }
-        #expect(await eventually(within: 10) { stub.requests.count == 2 })
+        #expect(await eventually(10) { stub.requests.count == 2 })
         #expect(stub.accepted == 2)
         gate.withLock { $0 = true }
         for call in calls { #expect(try await call.value.text == "w") }
@@ -343,7 +346,7 @@ struct HTTPClientTests {
         let client = try Self.client { $0.maxConnectionsPerHost = 1; $0.timeout = .seconds(60) }
         let url = "http://127.0.0.1:\(stub.port)/"
         let first = Task { try await client.send(HTTPClientRequest(url: url)) }
-        #expect(await eventually(within: 10) { stub.requests.count == 1 })
+        #expect(await eventually(10) { stub.requests.count == 1 })
         let second = Task { try await client.send(HTTPClientRequest(url: url)) }
         second.cancel()
         #expect(await Self.failure { _ = try await second.value }?.code == .cancelled)
@@ -367,7 +370,7 @@ struct HTTPClientTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(client.connections.idleCount(originA) == 0)
-        #expect(await eventually(within: 10) { a.clientClosed == 1 })
+        #expect(await eventually(10) { a.clientClosed == 1 })
     }
 
     @Test func aCallerWaitingForAConnectionTimesOut() async throws {

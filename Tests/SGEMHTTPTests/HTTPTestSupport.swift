@@ -169,16 +169,6 @@ extension String {
     }
 }
 
-/// Polls `condition` until it holds or `seconds` pass.
-func eventually(within seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
-    let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-    while MonotonicClock.nanoseconds() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 /// A started server on an ephemeral port with the routes the wire tests use.
 struct TestServer {
     let server: HTTPServer

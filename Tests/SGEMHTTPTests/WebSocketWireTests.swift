@@ -4,6 +4,7 @@ import Glibc
 import CLinux
 import SGEMHTTP
 import SGEMSupport
+import SGEMTestPolling
 import Synchronization
 import Testing
 
@@ -212,16 +213,6 @@ struct WSTestServer {
         return WSTestServer(server: server, port: port, events: events)
     }
 
-    /// Waits until `condition` holds or the deadline passes; returns whether it held.
-    func eventually(_ seconds: Int = 60, _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     /// The next fact reported by a handler, or nil after `seconds`.
     func nextEvent(within seconds: Int = 10) async -> String? {
         await withTaskGroup(of: String?.self) { group in
@@ -284,7 +275,7 @@ struct WSRequireHeader: Middleware {
         #expect(try client.readFrame() == nil)
         client.close()
         #expect(await harness.nextEvent() == "echo ended 1000")
-        #expect(await harness.eventually { harness.server.openConnections == 0 })
+        #expect(await eventually { harness.server.openConnections == 0 })
     }
 
     @Test func oversizeMessageIsRefusedWith1009() async throws {
@@ -316,21 +307,27 @@ struct WSRequireHeader: Middleware {
     }
 
     @Test func shutdownSaysGoingAwayAndWaitsForTheHandler() async throws {
-        let harness = try WSTestServer.start()
+        // A grace period no test waits out: shutdown returns because the handler finished.
+        let harness = try WSTestServer.start { $0.shutdownGrace = .seconds(600) }
         let client = try WSWireClient(port: harness.port)
         #expect(try client.upgrade(path: "/linger").status == 101)
-        #expect(await harness.eventually { harness.server.openConnections == 1 })
+        #expect(await eventually { harness.server.openConnections == 1 })
         let started = ContinuousClock.now
-        let shutdown = Task { await harness.server.shutdown() }
+        let stopped = Mutex<Duration?>(nil)
+        Task {
+            await harness.server.shutdown()
+            stopped.withLock { $0 = ContinuousClock.now - started }
+        }
         let close = try client.readFrame()
         #expect(close?.opcode == WSFrame.close)
         #expect(close?.closeCode == 1001)
         try client.send(WSFrame.clientClose(1001))
         #expect(try client.readFrame() == nil)
         client.close()
-        await shutdown.value
-        let took = ContinuousClock.now - started
-        #expect(took >= .milliseconds(300) && took < .seconds(5), "shutdown took \(took)")
+        #expect(await eventually { stopped.withLock { $0 } != nil }, "shutdown waited out the grace period")
+        // Not before the handler's 300 ms of cleanup after the close.
+        let took = try #require(stopped.withLock { $0 })
+        #expect(took >= .milliseconds(300), "shutdown took \(took)")
         #expect(await harness.nextEvent(within: 1) == "linger finished 1001")
     }
 
@@ -346,7 +343,7 @@ struct WSRequireHeader: Middleware {
         try client.send(WSFrame.clientClose(1000))
         #expect(try client.readFrame() == nil)
         client.close()
-        #expect(await harness.eventually { harness.server.openConnections == 0 })
+        #expect(await eventually { harness.server.openConnections == 0 })
     }
 
     @Test func serverPingsAndDropsAPeerThatStopsAnswering() async throws {
@@ -369,7 +366,7 @@ struct WSRequireHeader: Middleware {
         client.close()
         #expect(last == nil || last?.closeCode == 1001)
         #expect(await harness.nextEvent() == "echo ended 1001")
-        #expect(await harness.eventually { harness.server.openConnections == 0 })
+        #expect(await eventually { harness.server.openConnections == 0 })
     }
 
     @Test func aClientThatNeverReadsIsDisconnected() async throws {
@@ -382,7 +379,7 @@ struct WSRequireHeader: Middleware {
         #expect(event?.hasPrefix("flood stopped closed=true") == true)
         let sent = event.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? .max
         #expect(sent < 16_384)
-        #expect(await harness.eventually(60) { harness.server.openConnections == 0 })
+        #expect(await eventually(60) { harness.server.openConnections == 0 })
         #expect(client.readsUntilClosed())
     }
 

@@ -69,7 +69,7 @@ final class ChatServer: Sendable {
     }
 
     func call(_ method: String, _ path: String, as person: Person, json: JSONValue? = nil) async throws -> WireResponse {
-        try await httpCall(port: port, method, "/api/v1" + path, token: person.token, json: json)
+        try await running.client.call(method, "/api/v1" + path, token: person.token, json: json)
     }
 
     /// A request that must answer `status`; its JSON (null for an empty body).

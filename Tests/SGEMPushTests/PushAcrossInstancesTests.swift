@@ -25,19 +25,18 @@ struct PushAcrossInstancesTests {
         }
         let direct = try await o.expect(201, "POST", "/chats/direct", as: "bob", ["userId": .number(Double(o.userID("ana")))])
         try await PushDeliveryTests.send(o, direct, "Before", as: "bob")
-        #expect(try await waitUntil { stub.requests(to: "ana").count == 1 })
+        #expect(try await eventually { stub.requests(to: "ana").count == 1 })
 
         // The first server goes away: its session ends, its locks free.
         await o.running.stop()
-        let stopped = ContinuousClock.now
-        #expect(try await waitUntil { workers.allSatisfy { second.store.leadership($0).isHeld } })
-        let took = ContinuousClock.now - stopped
-        #expect(took < PushWorker.Limits().leadershipPoll * 2, "the second server led after \(took)")
+        // Only the second server's leadership poll takes them (nothing tells it the locks freed);
+        // within how many polls is LeadershipTests' to count.
+        #expect(try await eventually { workers.allSatisfy { second.store.leadership($0).isHeld } })
 
         let chat = Int(direct["id"]?.numberValue ?? 0)
         let sent = try await httpCall(port: second.port, "POST", "/api/v1/chats/\(chat)/messages", token: o["bob"].token, json: ["body": "After"])
         #expect(sent.status == 201)
-        #expect(try await waitUntil { stub.requests(to: "ana").count == 2 })
+        #expect(try await eventually { stub.requests(to: "ana").count == 2 })
         #expect(try ana.open(stub.requests(to: "ana")[1].body)["body"]?.stringValue == "After")
         await second.stop()
     }

@@ -57,15 +57,6 @@ final class PushServiceStub: Sendable {
     func stop() { server.stop() }
 }
 
-func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let end = now() + seconds
-    while now() < end {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}
-
 @Suite(.serialized) struct PushAPITests {
     @Test func subscriptionsAreCheckedCappedAndOwnOnly() async throws {
         try await Office.with(["ana", "bob"]) { o in
@@ -149,7 +140,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             let cleo = try await Self.subscribe(o, "cleo", stub)
             let direct = try await o.expect(201, "POST", "/chats/direct", as: "bob", ["userId": .number(Double(o.userID("ana")))])
             try await Self.send(o, direct, "Lunch at one?", as: "bob")
-            #expect(try await waitUntil { stub.requests(to: "ana").count == 1 })
+            #expect(try await eventually { stub.requests(to: "ana").count == 1 })
             let request = stub.requests(to: "ana")[0]
             #expect(request.header("Content-Encoding") == "aes128gcm" && request.header("TTL").flatMap(Int.init).map { $0 > 0 } == true)
             #expect(request.header("Urgency") == "normal")
@@ -176,7 +167,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
                                                                                                               .number(Double(o.userID("cleo")))]])
             try await Self.send(o, group, "Nobody is named here", as: "bob")
             try await Self.send(o, group, "@cleo can you check?", as: "bob")
-            #expect(try await waitUntil { stub.requests(to: "cleo").count == 1 })
+            #expect(try await eventually { stub.requests(to: "cleo").count == 1 })
             let mention = try cleo.open(stub.requests(to: "cleo")[0].body)
             #expect(mention["type"]?.stringValue == "mention" && mention["title"]?.stringValue == "Bob te ha mencionado en Team")
             #expect(stub.requests(to: "cleo")[0].header("Urgency") == "high")
@@ -187,7 +178,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             try await o.expect(204, "PUT", "/chats/\(Int(group["id"]?.numberValue ?? 0))/notifications", as: "ana", ["level": "all"])
             try await Self.send(o, direct, "Silent one", as: "bob")
             try await Self.send(o, group, "Loud one", as: "bob")
-            #expect(try await waitUntil { stub.requests(to: "ana").count == 2 })
+            #expect(try await eventually { stub.requests(to: "ana").count == 2 })
             #expect(try ana.open(stub.requests(to: "ana")[1].body)["body"]?.stringValue == "Loud one")
             #expect(stub.requests(to: "bob").isEmpty, "the sender is never pushed")
             #expect(stub.requests(to: "cleo").count == 1 && stub.requests(to: "ana").count == 2)
@@ -204,7 +195,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             try await o.expect(204, "PUT", "/chats/\(id)/notifications", as: "ana", ["level": "all"])
             try await o.expect(201, "POST", "/chats/\(id)/members", as: "bob", ["userId": .number(Double(o.userID("cleo")))])
             try await Self.send(o, group, "After cleo joined", as: "bob")
-            #expect(try await waitUntil { stub.requests(to: "ana").count >= 1 })
+            #expect(try await eventually { stub.requests(to: "ana").count >= 1 })
             #expect(try ana.open(stub.requests(to: "ana")[0].body)["body"]?.stringValue == "After cleo joined")
             #expect(stub.requests(to: "ana").count == 1, "the system line about cleo is not pushed")
         }
@@ -217,17 +208,17 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             let ana = try await Self.subscribe(o, "ana", stub)
             let direct = try await o.expect(201, "POST", "/chats/direct", as: "bob", ["userId": .number(Double(o.userID("ana")))])
             try await Self.send(o, direct, "Third time lucky", as: "bob")
-            #expect(try await waitUntil { stub.requests(to: "ana").count == 3 })
+            #expect(try await eventually { stub.requests(to: "ana").count == 3 })
             #expect(try ana.open(stub.requests(to: "ana")[2].body)["body"]?.stringValue == "Third time lucky")
-            #expect(try await waitUntil { try await o.store.read { db in try PushRepository.outboxCount(in: db) } == 0 })
+            #expect(try await eventually { try await o.store.read { db in try PushRepository.outboxCount(in: db) } == 0 })
 
             let gone = try PushServiceStub(script: [410])
             defer { gone.stop() }
             let device = try Device()
             try await o.expect(201, "POST", "/me/push-subscriptions", as: "ana", device.subscription(gone.endpoint("old")))
             try await Self.send(o, direct, "Anyone there?", as: "bob")
-            #expect(try await waitUntil { gone.requests.count == 1 })
-            #expect(try await waitUntil {
+            #expect(try await eventually { gone.requests.count == 1 })
+            #expect(try await eventually {
                 try await o.expect(200, "GET", "/me/push-subscriptions", as: "ana")["items"]?.arrayValue?.count == 1
             }, "the 410 subscription is deleted, the good one stays")
         }
@@ -243,21 +234,21 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             let (status, _) = try await webSocketClientThreads.run { try stream.upgrade("/api/v1/realtime?token=\(o["ana"].token)") }
             #expect(status == 101)
             let live = try #require(o.services.resolve((any LiveStreams).self))
-            #expect(await waitUntil { !live.streaming(among: [o.userID("ana")]).isEmpty })
+            #expect(await eventually { !live.streaming(among: [o.userID("ana")]).isEmpty })
             try await Self.send(o, direct, "You are looking at it", as: "bob")
             // Wait until the worker has looked past that message before closing the stream.
             let journal = try o.journal()
             let last = try await journal.lastEventID()
-            #expect(try await waitUntil { try await o.store.read { db in try PushRepository.cursor(in: db) ?? 0 } >= last })
+            #expect(try await eventually { try await o.store.read { db in try PushRepository.cursor(in: db) ?? 0 } >= last })
             stream.close()
-            #expect(await waitUntil { live.streaming(among: [o.userID("ana")]).isEmpty })
+            #expect(await eventually { live.streaming(among: [o.userID("ana")]).isEmpty })
             try await o.expect(200, "PATCH", "/me", as: "ana", ["notificationsEnabled": false])
             try await Self.send(o, direct, "Notifications are off", as: "bob")
             let off = try await journal.lastEventID()
-            #expect(try await waitUntil { try await o.store.read { db in try PushRepository.cursor(in: db) ?? 0 } >= off })
+            #expect(try await eventually { try await o.store.read { db in try PushRepository.cursor(in: db) ?? 0 } >= off })
             try await o.expect(200, "PATCH", "/me", as: "ana", ["notificationsEnabled": true])
             try await Self.send(o, direct, "Now you are away", as: "bob")
-            #expect(try await waitUntil { stub.requests(to: "ana").count == 1 })
+            #expect(try await eventually { stub.requests(to: "ana").count == 1 })
             #expect(try ana.open(stub.requests(to: "ana")[0].body)["body"]?.stringValue == "Now you are away")
             #expect(stub.requests.count == 1)
         }
@@ -289,7 +280,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
         #expect(sent.status == 201)
         // Stopped once the refusal is on disk (a delivery caught mid-request stays leased for a
         // few minutes before it comes due again; this one is waiting for its retry).
-        #expect(try await waitUntil {
+        #expect(try await eventually {
             try await first.store.read { db in
                 try db.queryOne("SELECT attempts, next_at FROM push_outbox").map { row in
                     (row.int("attempts") ?? 0) >= 1 && (row.int64("next_at") ?? .max) < Timestamp.now().milliseconds + PushWorker.lease / 2
@@ -302,10 +293,10 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
 
         let second = try await RunningServer.start(configuration: configuration)
         defer { Task { await second.stop() } }
-        #expect(try await waitUntil { try await second.store.read { db in try PushRepository.outboxCount(in: db) } == 0 })
+        #expect(try await eventually { try await second.store.read { db in try PushRepository.outboxCount(in: db) } == 0 })
         let journal = try #require(second.context.services.resolve((any EventJournal).self))
         let last = try await journal.lastEventID()
-        #expect(try await waitUntil { try await second.store.read { db in try PushRepository.cursor(in: db) } == last })
+        #expect(try await eventually { try await second.store.read { db in try PushRepository.cursor(in: db) } == last })
         let after = Array(stub.requests.dropFirst(refused))
         #expect(after.count == 1, "sent once after the restart, not fanned out again")
         #expect(try after.first.map { try device.open($0.body)["body"]?.stringValue } == "Survive this")
@@ -327,20 +318,20 @@ func waitUntil(_ seconds: Double = 30, _ condition: () async throws -> Bool) asy
             let carla = try await PushDeliveryTests.subscribe(o, "carla", stub)
 
             let request = try await o.expect(201, "POST", "/holidays", as: "ana", ["start": "2031-03-10", "end": "2031-03-12"])
-            #expect(try await waitUntil { stub.requests(to: "boss").count == 1 && stub.requests(to: "carla").count == 1 })
+            #expect(try await eventually { stub.requests(to: "boss").count == 1 && stub.requests(to: "carla").count == 1 })
             let waiting = try carla.open(stub.requests(to: "carla")[0].body)
             #expect(waiting["type"]?.stringValue == "holiday" && waiting["title"]?.stringValue == "Ana asks for time off")
             #expect(waiting["body"]?.stringValue == "from 10 March 2031 to 12 March 2031" && waiting["url"]?.stringValue == "#/admin/holidays")
             #expect(stub.requests(to: "ana").isEmpty, "no push about one's own request")
 
             try await o.expect(200, "POST", "/admin/holidays/\(Int(request["id"]?.numberValue ?? 0))/approve", as: "carla", [:])
-            #expect(try await waitUntil { stub.requests(to: "ana").count == 1 })
+            #expect(try await eventually { stub.requests(to: "ana").count == 1 })
             let decision = try ana.open(stub.requests(to: "ana")[0].body)
             #expect(decision["title"]?.stringValue == "Tu solicitud de vacaciones ha sido aprobada")
             #expect(decision["body"]?.stringValue == "del 10 de marzo de 2031 al 12 de marzo de 2031" && decision["url"]?.stringValue == "#/holidays")
 
             let notice = try await o.expect(201, "POST", "/admin/notices", as: "boss", ["title": "Office closed Friday", "body": "Heating repairs."])
-            #expect(try await waitUntil { stub.requests(to: "carla").count == 2 && stub.requests(to: "ana").count == 2 })
+            #expect(try await eventually { stub.requests(to: "carla").count == 2 && stub.requests(to: "ana").count == 2 })
             let told = try ana.open(stub.requests(to: "ana")[1].body)
             #expect(told["type"]?.stringValue == "notice" && told["title"]?.stringValue == "Nuevo aviso")
             #expect(told["body"]?.stringValue == "Office closed Friday" && told["url"]?.stringValue == "#/notices?id=\(Int(notice["id"]?.numberValue ?? 0))")

@@ -10,7 +10,9 @@ import Testing
 @Suite(.enabled(if: TestBackend.current == .postgresql, "runs in the PostgreSQL pass (SGEM_TEST_BACKEND=postgresql)"))
 struct RealtimeInstancesTests {
     /// A hub that looks on its own only every 30 s: anything sooner came by the doorbell.
-    static let slowPoll = RealtimeHub.Limits(poll: .seconds(30), recheck: .seconds(3600))
+    /// B's own look at the journal an hour away: what reaches its stream came by the doorbell, or
+    /// by the look it takes when it listens again.
+    static let slowPoll = RealtimeHub.Limits(poll: .seconds(3600), recheck: .seconds(3600))
 
     @Test("an event committed on instance A reaches a stream on instance B at once; after B's listening connection is cut, what was missed arrives when it listens again")
     func eventsCrossInstancesByTheDoorbell() async throws {
@@ -38,22 +40,17 @@ struct RealtimeInstancesTests {
         try await b.append("test.n", to: .everyone, n: 0)
         #expect(try await stream.event()["data"]?["n"]?.numberValue == 0)
 
-        var started = now()
         try await a.append("test.n", to: .everyone, n: 1)
         #expect(try await stream.event()["data"]?["n"]?.numberValue == 1)
-        let latency = now() - started
-        #expect(latency < 5, "A to B took \(latency) s")
 
         // Recorded by a command-line verb, which rings no doorbell: B would find it at its next look.
         #expect(await sgem(a.dir, ["admin", "notices", "post", "--title", "Unrung", "--body-stdin"], input: ["From the shell"]).code == 0)
         let pid = try #require(bell.listenerPID)
-        started = now()
         let admin = try PostgresConnection(url: try #require(testDatabaseURL))
         #expect(try admin.query("SELECT pg_terminate_backend($1::int, 5000) AS done", [.integer(Int64(pid))]).first?.bool("done") == true)
-        // Listening again, B looks once: the notice arrives well before the 30 s timer.
+        // Listening again, B looks once: the notice arrives, with its own look an hour away.
         let frames = try await stream.frames(untilTitle: "Unrung")
         #expect(frames.count == 1, "\(frames.map { $0.serialized() })")
-        #expect(now() - started < 10, "B caught up after \(now() - started) s")
 
         #expect(await eventually(20) { bell.listenerPID.map { $0 != pid } ?? false })
         try await a.append("test.n", to: .everyone, n: 2)

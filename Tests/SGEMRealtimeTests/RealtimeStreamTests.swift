@@ -272,10 +272,8 @@ struct RealtimeStreamTests {
 
             // The verb runs on its own store, as another process would, and signals nothing here.
             #expect(await sgem(s.dir, ["admin", "deactivate", "ana"]).code == 0)
-            let returned = ContinuousClock.now
+            // Closed at all: with the recheck an hour away, only the journal's control event can.
             #expect(try await anaStream.waitForClose() == 1008)
-            let seconds = (ContinuousClock.now - returned) / .seconds(1)
-            #expect(seconds < 1, "the stream closed \(seconds) s after the command returned")
 
             // A message sent right after the deactivation (and signalled, so the hub reads both at once).
             #expect(await sgem(s.dir, ["admin", "deactivate", "bob"]).code == 0)

@@ -110,15 +110,15 @@ final class RealtimeServer: Sendable {
 
     func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil,
               headers: [(String, String)] = []) async throws -> WireResponse {
-        try await httpCall(port: port, method, path, token: token, json: json, headers: headers)
+        try await running.client.call(method, path, token: token, json: json, headers: headers)
     }
 
     func login(_ login: String = "boss", _ password: String = adminPassword) async throws -> LoggedIn {
-        try await apiLogin(port: port, login, password)
+        try await apiLogin(running.client, login, password)
     }
 
     func createUser(_ username: String, role: String = "employee", as admin: LoggedIn) async throws -> LoggedIn {
-        try await apiCreateUser(port: port, username, displayName: username, role: role, as: admin)
+        try await apiCreateUser(running.client, username, displayName: username, role: role, as: admin)
     }
 
     /// A stream client of `who` authenticated with `?token=`, upgraded; `since` as given. Unless

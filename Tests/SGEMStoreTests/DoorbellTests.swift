@@ -56,7 +56,7 @@ struct DoorbellOnPostgresTests {
             for n in 1...10_000 { ringing.bell.ring(payload: String(n)) }
             #expect(await listening.heard.waitFor(.rang(payload: "10000")))
             // One payload waits at most: rings while a NOTIFY is in flight replace it.
-            #expect(await waitUntil(timeout: 20) {
+            #expect(await eventually(20) {
                 listening.store.metrics.doorbellReceived.value() == ringing.store.metrics.doorbellSent.value()
             })
             let sent = ringing.store.metrics.doorbellSent.value()
@@ -94,7 +94,7 @@ struct DoorbellOnPostgresTests {
             #expect(closing.bell.listenerPID == nil)
             #expect(await staying.heard.waitFor(.rang(payload: "last")))
             let admin = try PostgresConnection(url: try #require(testDatabaseURL))
-            #expect(await waitUntil(timeout: 10) {
+            #expect(await eventually(10) {
                 (try? admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [.integer(Int64(pid))]).isEmpty) == true
             }, "the doorbell's session ended")
 
@@ -153,11 +153,11 @@ final class RingLog: Sendable {
 
     /// True once `ring` came `count` times (within 20 s).
     func waitFor(_ ring: Doorbell.Ring, count: Int = 1) async -> Bool {
-        await waitUntil(timeout: 20) { self.rings.filter { $0 == ring }.count >= count }
+        await eventually(20) { self.rings.filter { $0 == ring }.count >= count }
     }
 
     /// True once the stream ended (within 20 s).
     func waitUntilEnded() async -> Bool {
-        await waitUntil(timeout: 20) { self.hasEnded }
+        await eventually(20) { self.hasEnded }
     }
 }

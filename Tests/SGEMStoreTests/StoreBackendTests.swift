@@ -174,7 +174,7 @@ import Testing
                 return (first, try db.scalar("SELECT count(*) FROM t"))
             }
         }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 3) }
         proceed.set()
         let (first, second) = try await reading.value

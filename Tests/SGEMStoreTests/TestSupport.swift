@@ -62,17 +62,6 @@ func blockUntil(timeout: Double = 60, _ condition: () -> Bool) -> Bool {
     return true
 }
 
-/// Awaits until `condition` holds or `timeout` passes; true when it held.
-@discardableResult
-func waitUntil(timeout: Double = 60, _ condition: () -> Bool) async -> Bool {
-    let deadline = monotonicSeconds() + timeout
-    while !condition() {
-        if monotonicSeconds() > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}
-
 /// A flag shared between a test and a store thread.
 final class Flag: Sendable {
     private let value = Atomic<Bool>(false)

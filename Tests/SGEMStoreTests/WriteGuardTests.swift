@@ -1,5 +1,6 @@
 @testable import SGEMStore
 import SGEMSupport
+import SGEMTestPolling
 import Synchronization
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         try await store.write { try $0.execute("DELETE FROM t") }
         let entered = Flag()
         let gate = Task { try await store.write { _ in entered.set(); return blockUntil { release.isSet } } }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         return (store, gate)
     }
 
@@ -27,7 +28,7 @@ import Testing
         var tasks: [Task<Void, any Error>] = []
         for (index, body) in bodies.enumerated() {
             tasks.append(Task { try await store.write(body) })
-            #expect(await waitUntil { store.queueDepth == index + 1 })
+            #expect(await eventually { store.queueDepth == index + 1 })
         }
         return tasks
     }

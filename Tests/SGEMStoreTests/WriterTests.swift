@@ -1,5 +1,6 @@
 @testable import SGEMStore
 import SGEMSupport
+import SGEMTestPolling
 import Synchronization
 import Testing
 
@@ -41,7 +42,7 @@ import Testing
 
         let entered = Flag()
         let gate = Self.holdWriter(store, entered: entered) { store.queueDepth >= 64 }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
             for n in 0..<64 {
                 group.addTask { try await store.write { db in
@@ -92,7 +93,7 @@ import Testing
 
         let entered = Flag()
         let gate = Self.holdWriter(store, entered: entered) { store.queueDepth >= 4 }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         async let first: Void = store.write { try $0.execute("INSERT INTO t (n) VALUES (1)") }
         let thrower = Task {
             try await store.write { db in
@@ -130,7 +131,7 @@ import Testing
         try await store.write { try $0.execute("CREATE TABLE t (n INTEGER)") }
         let entered = Flag()
         let gate = Self.holdWriter(store, entered: entered) { store.queueDepth >= 10 }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<10 { group.addTask { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", n) } } }
             try await group.waitForAll()
@@ -159,7 +160,7 @@ import Testing
                 return blockUntil { readDone.isSet }
             }
         }
-        #expect(await waitUntil { inserted.isSet })
+        #expect(await eventually { inserted.isSet })
         let during = try await store.read { try $0.scalar("SELECT count(*) FROM t") }
         readDone.set()
         #expect(during == .integer(1))
@@ -177,7 +178,7 @@ import Testing
             firstEntered.set()
             return blockUntil { secondRan.isSet }
         }
-        #expect(await waitUntil { firstEntered.isSet })
+        #expect(await eventually { firstEntered.isSet })
         // With a single reader thread this would wait behind `first` until its deadline.
         let second = try await store.read { db in
             secondRan.set()
@@ -193,9 +194,9 @@ import Testing
         try await store.write { try $0.execute("CREATE TABLE t (n INTEGER)") }
         let entered = Flag()
         let gate = Self.holdWriter(store, entered: entered) { store.writes.isStopping }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         let writers = (0..<20).map { n in Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", n) } } }
-        #expect(await waitUntil { store.queueDepth == 20 })
+        #expect(await eventually { store.queueDepth == 20 })
         await store.close()
         #expect(try await gate.value)
         for writer in writers { try await writer.value }
@@ -222,9 +223,9 @@ import Testing
         let entered = Flag()
         let release = Flag()
         let gate = Self.holdWriter(store, entered: entered) { release.isSet }
-        #expect(await waitUntil { entered.isSet })
+        #expect(await eventually { entered.isSet })
         let writers = (0..<3).map { _ in Task { try await store.write { _ in () } } }
-        #expect(await waitUntil { store.queueDepth == 3 })
+        #expect(await eventually { store.queueDepth == 3 })
         #expect(registry.gauge("sgem_store_write_queue_depth", help: "").value() == 3)
         release.set()
         #expect(try await gate.value)

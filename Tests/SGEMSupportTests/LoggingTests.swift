@@ -2,6 +2,7 @@
 import Glibc
 #endif
 @testable import SGEMSupport
+import SGEMTestPolling
 import Synchronization
 import Testing
 
@@ -113,7 +114,7 @@ import Testing
             for i in 0..<total { logger.info("flooding", ["i": String(i), "path": "/api/v1/users/some/longer/path"]) }
             done.set()
         }
-        #expect(await waitUntil(timeout: 60) { done.isSet })
+        #expect(await eventually(60) { done.isSet })
         let dropped = registry.counter("sgem_log_lines_dropped_total", help: "").value()
         #expect(dropped > 0)
         // While stalled, a flush gives up at its deadline instead of hanging.
@@ -121,9 +122,9 @@ import Testing
 
         try pipe.startDraining()
         // Once what was buffered is out, new lines have room again.
-        #expect(await waitUntil(timeout: 30) { sink.flush(timeoutMilliseconds: 0) })
+        #expect(await eventually(30) { sink.flush(timeoutMilliseconds: 0) })
         logger.info("resumed")
-        #expect(await waitUntil(timeout: 30) { pipe.lines.last?.contains("msg=resumed") == true })
+        #expect(await eventually(30) { pipe.lines.last?.contains("msg=resumed") == true })
         #expect(sink.flush(timeoutMilliseconds: 5000))
         let lines = pipe.lines
         let flood = lines.filter { $0.contains("msg=flooding") }
@@ -149,7 +150,7 @@ import Testing
         let logger = Logger(label: "t", sink: sink, level: .info)
         for i in 0..<500 { logger.info("line", ["i": String(i)]) }
         #expect(sink.flush(timeoutMilliseconds: 5000))
-        #expect(await waitUntil { pipe.lines.count == 500 })
+        #expect(await eventually { pipe.lines.count == 500 })
         #expect(pipe.lines.map { $0.split(separator: " ").last.map(String.init) ?? "" } == (0..<500).map { "i=\($0)" })
         pipe.close()
     }
@@ -162,12 +163,3 @@ final class Flag: Sendable {
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }
 
-/// Awaits until `condition` holds or `timeout` seconds pass; true when it held.
-func waitUntil(timeout: Double = 60, _ condition: () -> Bool) async -> Bool {
-    let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
-    while !condition() {
-        if MonotonicClock.nanoseconds() > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}

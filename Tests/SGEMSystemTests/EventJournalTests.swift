@@ -153,10 +153,10 @@ struct EventJournalTests {
             for await _ in journal.commits() { wakes += 1; if wakes == 1 { break } }
             return wakes
         }
-        #expect(await waitFor { journal.listenerCount == 3 })
+        #expect(await eventually { journal.listenerCount == 3 })
         journal.didCommit()
         #expect(await tail.value == 1)
-        #expect(await waitFor { journal.listenerCount == 2 }, "the finished listener is gone")
+        #expect(await eventually { journal.listenerCount == 2 }, "the finished listener is gone")
         await f.close()
     }
 
@@ -171,16 +171,6 @@ struct EventJournalTests {
         #expect(try await journal.events(after: 0, limit: 1).map(\.id) == [id])
         await f.close()
     }
-}
-
-/// Polls `condition` until it holds (at most 10 s); never a fixed sleep.
-func waitFor(_ condition: () -> Bool) async -> Bool {
-    let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
-    while !condition() {
-        if MonotonicClock.nanoseconds() > deadline { return false }
-        try? await Task.sleep(nanoseconds: 1_000_000)
-    }
-    return true
 }
 
 /// `value` with every object's keys in sorted order, for comparisons that ignore key order.

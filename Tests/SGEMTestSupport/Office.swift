@@ -46,9 +46,10 @@ public final class Office: Sendable {
             .merging(dir.storageSettings) { _, new in new }
             .merging(overrides) { _, new in new }
         let running = try await RunningServer.start(configuration: Configuration(overrides: settings))
-        var people = ["boss": try await apiLogin(port: running.port, "boss", bossPassword)]
-        for name in employees { people[name] = try await apiCreateUser(port: running.port, name, displayName: name.capitalized, role: "employee", as: people["boss"]!) }
-        for name in admins { people[name] = try await apiCreateUser(port: running.port, name, displayName: name.capitalized, role: "admin", as: people["boss"]!) }
+        let client = running.client
+        var people = ["boss": try await apiLogin(client, "boss", bossPassword)]
+        for name in employees { people[name] = try await apiCreateUser(client, name, displayName: name.capitalized, role: "employee", as: people["boss"]!) }
+        for name in admins { people[name] = try await apiCreateUser(client, name, displayName: name.capitalized, role: "admin", as: people["boss"]!) }
         return Office(dir: dir, running: running, people: people)
     }
 
@@ -78,8 +79,9 @@ public final class Office: Sendable {
         return journal
     }
 
+    /// In-process unless `SGEM_TEST_TRANSPORT=loopback` (see `TestClient`).
     public func call(_ method: String, _ path: String, as who: String, _ json: JSONValue? = nil) async throws -> WireResponse {
-        try await httpCall(port: port, method, "/api/v1" + path, token: who.isEmpty ? nil : self[who].token, json: json)
+        try await running.client.call(method, "/api/v1" + path, token: who.isEmpty ? nil : self[who].token, json: json)
     }
 
     /// Calls and checks the status; returns the JSON body (null for an empty one).

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@_exported import SGEMTestPolling
 import SGEMSupport
 
 // Shared by the end-to-end test targets: a blocking HTTP/1.1 client, temporary directories and
@@ -92,13 +93,7 @@ public func httpRequest(port: Int, method: String = "GET", path: String, headers
                         body: [UInt8] = [], timeout: Int = 20) throws -> WireResponse {
     let fd = try connectLoopback(port: port, timeout: timeout)
     defer { close(fd) }
-    var head = "\(method) \(path) HTTP/1.1\r\n"
-    if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1:\(port)\r\n" }
-    head += "Connection: close\r\n"
-    for (k, v) in headers { head += "\(k): \(v)\r\n" }
-    if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { head += "Content-Length: \(body.count)\r\n" }
-    head += "\r\n"
-    let request = Array(head.utf8) + body
+    let request = requestHead(port: port, method: method, path: path, headers: headers, bodyCount: body.count) + body
     var sent = 0
     while sent < request.count {
         let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -119,6 +114,18 @@ public func httpRequest(port: Int, method: String = "GET", path: String, headers
         data += chunk[0..<n]
     }
     return try parseResponse(data, headRequest: method == "HEAD")
+}
+
+/// The head `httpRequest` sends: `Host` (unless given), `Connection: close`, the headers, and
+/// `Content-Length` when there is a body or the method expects one.
+func requestHead(port: Int, method: String, path: String, headers: [(String, String)], bodyCount: Int) -> [UInt8] {
+    var head = "\(method) \(path) HTTP/1.1\r\n"
+    if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1:\(port)\r\n" }
+    head += "Connection: close\r\n"
+    for (k, v) in headers { head += "\(k): \(v)\r\n" }
+    if bodyCount > 0 || ["POST", "PUT", "PATCH"].contains(method) { head += "Content-Length: \(bodyCount)\r\n" }
+    head += "\r\n"
+    return Array(head.utf8)
 }
 
 /// Parses a whole HTTP/1.1 response; the body is cut to Content-Length when there is one.
@@ -151,21 +158,10 @@ public let httpClientThreads = BlockingPool(name: "test-http-client", threads: 8
 
 /// One HTTP exchange with 127.0.0.1:`port`, with a bearer `token`, a `json` body (or `raw`
 /// bytes, sent as `application/octet-stream` unless `headers` say otherwise).
+/// Always over a socket; feature suites call through `TestClient`, which may skip it.
 public func httpCall(port: Int, _ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, raw: [UInt8]? = nil,
                      headers: [(String, String)] = []) async throws -> WireResponse {
-    var all = headers
-    if let token { all.append(("Authorization", "Bearer \(token)")) }
-    var body: [UInt8] = []
-    if let json {
-        body = Array(json.serialized().utf8)
-        all.append(("Content-Type", "application/json"))
-    } else if let raw {
-        body = raw
-        if !all.contains(where: { $0.0 == "Content-Type" }) { all.append(("Content-Type", "application/octet-stream")) }
-    }
-    let finalHeaders = all
-    let finalBody = body
-    return try await httpClientThreads.run { try httpRequest(port: port, method: method, path: path, headers: finalHeaders, body: finalBody) }
+    try await TestClient(port: port).call(method, path, token: token, json: json, raw: raw, headers: headers)
 }
 
 /// The answer to a login, registration or first-run setup: the session it opened.
@@ -192,28 +188,28 @@ public struct LoggedIn: Sendable {
 
 /// Logs `login` in over the API of the server on `port`.
 public func apiLogin(port: Int, _ login: String, _ password: String) async throws -> LoggedIn {
-    let r = try await httpCall(port: port, "POST", "/api/v1/auth/login", json: ["login": .string(login), "password": .string(password)])
+    try await apiLogin(TestClient(port: port), login, password)
+}
+
+/// Logs `login` in over the API that `client` reaches.
+public func apiLogin(_ client: TestClient, _ login: String, _ password: String) async throws -> LoggedIn {
+    let r = try await client.call("POST", "/api/v1/auth/login", json: ["login": .string(login), "password": .string(password)])
     guard r.status == 200 else { throw TestFailure("login \(login) answered \(r.status): \(r.text)") }
     return try LoggedIn(r)
 }
 
 /// Creates a user (`username@example.com`, password `password-of-<username>`) as `admin` over
-/// the API, then logs them in.
+/// the API of the server on `port`, then logs them in.
 public func apiCreateUser(port: Int, _ username: String, displayName: String, role: String, as admin: LoggedIn) async throws -> LoggedIn {
-    let r = try await httpCall(port: port, "POST", "/api/v1/admin/users", token: admin.token, json: [
+    try await apiCreateUser(TestClient(port: port), username, displayName: displayName, role: role, as: admin)
+}
+
+/// Creates a user as `admin` over the API that `client` reaches, then logs them in.
+public func apiCreateUser(_ client: TestClient, _ username: String, displayName: String, role: String, as admin: LoggedIn) async throws -> LoggedIn {
+    let r = try await client.call("POST", "/api/v1/admin/users", token: admin.token, json: [
         "username": .string(username), "email": .string("\(username)@example.com"),
         "displayName": .string(displayName), "role": .string(role), "password": .string("password-of-\(username)"),
     ])
     guard r.status == 201 else { throw TestFailure("creating \(username) answered \(r.status): \(r.text)") }
-    return try await apiLogin(port: port, username, "password-of-\(username)")
-}
-
-/// Polls `condition` until it holds or `seconds` pass (waiting on a condition, never a fixed sleep).
-public func eventually(_ seconds: Double = 60, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = now() + seconds
-    while now() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return await condition()
+    return try await apiLogin(client, username, "password-of-\(username)")
 }
