@@ -435,7 +435,7 @@ struct StoreOnPostgresTests {
         let writes = store.writes
         let first = Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", 0) } }
         // The first write's batch waits for the lock (its backend is seen waiting); nine more queue meanwhile.
-        let waiting = await waitUntil {
+        let waiting = await eventually {
             (try? other.query("""
                 SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -443,7 +443,7 @@ struct StoreOnPostgresTests {
         }
         #expect(waiting)
         let rest = (1..<10).map { n in Task { try await store.write { try $0.execute("INSERT INTO t (n) VALUES (?)", n) } } }
-        #expect(await waitUntil { writes.depth == 9 })
+        #expect(await eventually { writes.depth == 9 })
         try other.execute("COMMIT")
         try await first.value
         for task in rest { try await task.value }
