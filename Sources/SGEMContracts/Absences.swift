@@ -41,16 +41,4 @@ public enum Away {
         return .object(fields)
     }
 
-    /// Chats with `away` added to their members, with one lookup for every member of them all.
-    public static func markMembers(ofChats chats: [JSONValue], services: ServiceRegistry, logger: Logger? = nil) async -> [JSONValue] {
-        let ids = Set(chats.flatMap { $0["members"]?.arrayValue ?? [] }.compactMap { $0["userId"]?.numberValue }.map { Int64($0) })
-        let away = await lookup(Array(ids), services: services, logger: logger)
-        guard !away.isEmpty else { return chats }
-        return chats.map { chat in
-            guard var fields = chat.objectValue, let i = fields.firstIndex(where: { $0.0 == "members" }),
-                  let members = fields[i].1.arrayValue else { return chat }
-            fields[i] = ("members", .array(members.map { mark($0, idKey: "userId", from: away) }))
-            return .object(fields)
-        }
-    }
 }

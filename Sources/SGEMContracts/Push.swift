@@ -2,7 +2,7 @@ import SGEMCore
 import SGEMSupport
 
 /// How much of a chat reaches a member's devices as pushes: every message, only mentions, or nothing.
-public enum NotificationLevel: String, Sendable, CaseIterable {
+public enum NotificationLevel: String, Sendable, CaseIterable, Codable {
     case all, mentions, none
 }
 

@@ -4,7 +4,7 @@ import SGEMSupport
 
 /// A chat as stored: a direct chat between two people, or a group with its settings.
 struct Chat: Sendable, Equatable {
-    enum Kind: String, Sendable {
+    enum Kind: String, Sendable, Encodable {
         case direct, group
     }
 
@@ -46,19 +46,6 @@ struct Chat: Sendable, Equatable {
         ]
     }
 
-    /// The contract's chat as one reader sees it.
-    func json(_ view: ReaderView) -> JSONValue {
-        var fields = coreFields
-        fields.insert(("creatorId", .number(Double(creatorID))), at: 6)
-        fields.append(("lastMessage", view.lastMessage?.json ?? .null))
-        fields.append(("unreadCount", .number(Double(view.unreadCount))))
-        fields.append(("mentionCount", .number(Double(view.mentionCount))))
-        fields.append(("createdAt", .string(createdAt.rfc3339())))
-        if let member = view.member { fields.append(("member", .bool(member))) }
-        fields.append(("notifications", .string((view.notifications ?? Chat.defaultLevel(kind)).rawValue)))
-        return .object(fields)
-    }
-
     /// What depends on who reads a chat.
     struct ReaderView: Sendable, Equatable {
         var lastMessage: Message?
@@ -78,7 +65,7 @@ struct Chat: Sendable, Equatable {
 /// One message as stored. A deleted one keeps its id and loses its body. A system line (who
 /// came and went) has no body: its `system` says what happened, and its sender is the actor.
 struct Message: Sendable, Equatable {
-    enum Kind: String, Sendable {
+    enum Kind: String, Sendable, Encodable {
         case text, system
     }
 
@@ -98,27 +85,8 @@ struct Message: Sendable, Equatable {
 
     var isSystem: Bool { kind == .system }
 
-    /// The contract's message; a deleted one has `body: null` and no mentions.
-    var json: JSONValue {
-        var times = TimeText()
-        return json(&times)
-    }
-
-    /// The same, formatting times through `times` (a page of messages shares its seconds).
-    func json(_ times: inout TimeText) -> JSONValue {
-        .object([
-            ("id", .number(Double(id))),
-            ("chatId", .number(Double(chatID))),
-            ("senderId", .number(Double(senderID))),
-            ("body", deleted ? .null : body.map(JSONValue.string) ?? .null),
-            ("mentions", .array(deleted ? [] : mentions.map { .number(Double($0)) })),
-            ("createdAt", .string(times.rfc3339(createdAt))),
-            ("editedAt", editedAt.map { .string(times.rfc3339($0)) } ?? .null),
-            ("deleted", .bool(deleted)),
-            ("kind", .string(kind.rawValue)),
-            ("system", system?.json ?? .null),
-        ])
-    }
+    /// The contract's message as a value (see `MessageView`), for events and the translation module.
+    var json: JSONValue { (try? OrderedJSONEncoder.jsonValue(MessageView(self))) ?? .null }
 
     var eventData: JSONValue { ["message": json] }
 
@@ -178,7 +146,7 @@ struct Message: Sendable, Equatable {
 
 /// What a system line records: the change, who made it and whom it concerns (for a rename,
 /// the new name too).
-struct SystemLine: Sendable, Equatable {
+struct SystemLine: Encodable, Sendable, Equatable {
     enum Event: String, Sendable, CaseIterable {
         case chatCreated = "chat.created"
         case memberAdded = "member.added"
@@ -195,19 +163,24 @@ struct SystemLine: Sendable, Equatable {
     /// The group's new name, for `chat.renamed` only.
     var name: String? = nil
 
-    var json: JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("event", .string(event.rawValue)),
-            ("actorId", .number(Double(actorID))),
-            ("userIds", .array(userIDs.map { .number(Double($0)) })),
-        ]
-        if let name { fields.append(("name", .string(name))) }
-        return .object(fields)
+    enum CodingKeys: String, CodingKey {
+        case event, actorID = "actorId", userIDs = "userIds", name
     }
 
-    /// The same JSON as `json`, appended to `out`.
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(event.rawValue, forKey: .event)
+        try c.encode(actorID, forKey: .actorID)
+        try c.encode(userIDs, forKey: .userIDs)
+        try c.encodeIfPresent(name, forKey: .name)
+    }
+
+    /// The line's JSON as a value.
+    var json: JSONValue { (try? OrderedJSONEncoder.jsonValue(self)) ?? .null }
+
+    /// The same JSON, appended to `out`.
     func write(into out: inout [UInt8]) {
-        out.append(contentsOf: json.serialized().utf8)
+        out.append(contentsOf: (try? OrderedJSONEncoder.encode(self)) ?? Array("null".utf8))
     }
 
     /// The line as stored in `messaging_messages.system` (the same JSON); nil when it is not one.

@@ -41,7 +41,13 @@ struct MessagingRuntime: ModuleRuntime {
     let services: ServiceRegistry
     let logger: Logger
 
+    /// `/contacts`, `/chats`, `/messages`, `/search/messages`.
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        MessagingRoutes(messenger: messenger, services: services, logger: logger).register(routes)
+        let api = routes.group("", middleware: MessagingAPI.middleware(services))
+        ContactsController(messenger: messenger).register(api)
+        ChatsController(messenger: messenger, services: services, logger: logger).register(api)
+        ChatMembersController(messenger: messenger).register(api)
+        MessagesController(messenger: messenger).register(api)
+        MessageSearchController(messenger: messenger).register(api)
     }
 }

@@ -1,12 +1,12 @@
 import SGEMContracts
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
 /// The messaging operations in domain words: what the routes call. Every change and the
 /// realtime events it records share one write transaction; the journal is told after the commit.
-/// A chat someone is not a member of is 404 for them, whatever they ask of it.
+/// A chat someone is not a member of is `MessagingError.noSuchChat` to them, whatever they ask of
+/// it. Refusals are `MessagingError`s; the routes say them in HTTP.
 struct Messenger: Sendable {
     let store: Store
     let journal: any EventJournal
@@ -20,29 +20,33 @@ struct Messenger: Sendable {
 
     // MARK: Reading chats
 
-    func chats(of viewer: Int64) async throws -> [JSONValue] {
-        try await repository.chats(of: viewer).map { $0.0.json($0.1) }
+    func chats(of viewer: Int64) async throws -> [ChatView] {
+        try await repository.chats(of: viewer).map(ChatView.init)
     }
 
-    func chat(_ id: Int64, viewer: Int64) async throws -> JSONValue {
-        guard let (chat, view) = try await repository.chat(id, viewer: viewer) else { throw Messenger.noSuchChat }
-        return chat.json(view)
+    func chat(_ id: Int64, viewer: Int64) async throws -> ChatView {
+        guard let (chat, view) = try await repository.chat(id, viewer: viewer) else { throw MessagingError.noSuchChat }
+        return ChatView(chat, view)
     }
 
-    func publicGroups(viewer: Int64, before: Int64?, limit: Int) async throws -> [JSONValue] {
-        try await repository.publicGroups(viewer: viewer, before: before, limit: limit).map { $0.0.json($0.1) }
+    func publicGroups(viewer: Int64, before: Int64?, limit: Int) async throws -> [ChatView] {
+        try await repository.publicGroups(viewer: viewer, before: before, limit: limit).map(ChatView.init)
+    }
+
+    func isMember(_ user: Int64, of chatID: Int64) async throws -> Bool {
+        try await repository.isMember(user, of: chatID)
     }
 
     // MARK: Creating chats
 
     /// Creates a group with `creator` as its admin and `memberIDs` (active users) as members.
     func createGroup(by creator: Int64, name: String, description: String, tags: [String], isPublic: Bool,
-                     memberIDs: [Int64]) async throws -> JSONValue {
+                     memberIDs: [Int64]) async throws -> ChatView {
         var unique: [Int64] = []
         for id in memberIDs where id != creator && !unique.contains(id) { unique.append(id) }
         let others = unique
         if others.count + 1 > ChatRules.maxMembers {
-            throw APIError.validationFailed(["memberIds": "a group holds at most \(ChatRules.maxMembers) members"])
+            throw MessagingError.invalid(field: "memberIds", problem: "a group holds at most \(ChatRules.maxMembers) members")
         }
         try await requireActiveUsers(others, field: "memberIds")
         let now = Timestamp.now()
@@ -54,19 +58,19 @@ struct Messenger: Sendable {
             }
             try MessagingRepository.addMember(creator, to: id, admin: true, at: now, in: db)
             for member in others { try MessagingRepository.addMember(member, to: id, admin: false, at: now, in: db) }
-            guard let chat = try MessagingRepository.chat(id, in: db) else { throw Messenger.noSuchChat }
+            guard let chat = try MessagingRepository.chat(id, in: db) else { throw MessagingError.noSuchChat }
             _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
             let line = try Messenger.writeLine(SystemLine(event: .chatCreated, actorID: creator, userIDs: others), in: id, at: now,
                                                journal: journal, db: db)
             return (chat, line)
         }
-        return chat.json(Chat.ReaderView(lastMessage: line))
+        return ChatView(chat, Chat.ReaderView(lastMessage: line))
     }
 
     /// The direct chat of `me` and `other`, created the first time (`created` true then). The
     /// pair's unique key makes concurrent first calls return the same chat.
-    func directChat(_ me: Int64, with other: Int64) async throws -> (chat: JSONValue, created: Bool) {
-        if other == me { throw APIError.validationFailed(["userId": "must be someone else"]) }
+    func directChat(_ me: Int64, with other: Int64) async throws -> (chat: ChatView, created: Bool) {
+        if other == me { throw MessagingError.invalid(field: "userId", problem: "must be someone else") }
         try await requireActiveUsers([other], field: "userId")
         let key = "\(min(me, other)):\(max(me, other))"
         let now = Timestamp.now()
@@ -79,7 +83,7 @@ struct Messenger: Sendable {
             }
             try MessagingRepository.addMember(me, to: id, admin: false, at: now, in: db)
             try MessagingRepository.addMember(other, to: id, admin: false, at: now, in: db)
-            guard let chat = try MessagingRepository.chat(id, in: db) else { throw Messenger.noSuchChat }
+            guard let chat = try MessagingRepository.chat(id, in: db) else { throw MessagingError.noSuchChat }
             _ = try journal.append(RealtimeEvent(type: "chat.created", audience: .users(chat.memberIDs), data: chat.eventData), in: db)
             return (id, true)
         }
@@ -89,7 +93,7 @@ struct Messenger: Sendable {
     // MARK: Administration
 
     /// Changes a group's settings; group admins only.
-    func editGroup(_ id: Int64, by user: Int64, name: String?, description: String?, tags: [String]?, isPublic: Bool?) async throws -> JSONValue {
+    func editGroup(_ id: Int64, by user: Int64, name: String?, description: String?, tags: [String]?, isPublic: Bool?) async throws -> ChatView {
         let now = Timestamp.now()
         let journal = self.journal
         let chat = try await store.write { db -> Chat in
@@ -117,17 +121,15 @@ struct Messenger: Sendable {
         }
     }
 
-    /// Adds an active user to a group; group admins only. 409 `already_member`.
+    /// Adds an active user to a group; group admins only.
     func addMember(_ newMember: Int64, to id: Int64, by user: Int64) async throws {
         try await requireActiveUsers([newMember], field: "userId")
         let now = Timestamp.now()
         let journal = self.journal
         try await store.write { db in
             let chat = try Messenger.group(id, admin: user, in: db)
-            if chat.isMember(newMember) { throw APIError.conflict("already_member", "that person is already a member") }
-            if chat.members.count >= ChatRules.maxMembers {
-                throw APIError.conflict("chat_full", "a group holds at most \(ChatRules.maxMembers) members")
-            }
+            if chat.isMember(newMember) { throw MessagingError.alreadyMember }
+            if chat.members.count >= ChatRules.maxMembers { throw MessagingError.chatFull }
             try MessagingRepository.addMember(newMember, to: id, admin: false, at: now, in: db)
             _ = try journal.append(RealtimeEvent(type: "member.added", audience: .chat(id), data: Messenger.memberData(id, newMember)), in: db)
             try Messenger.writeLine(SystemLine(event: .memberAdded, actorID: user, userIDs: [newMember]), in: id, at: now,
@@ -135,17 +137,15 @@ struct Messenger: Sendable {
         }
     }
 
-    /// Joins a public group; again is fine. Anything else (private, direct, none) is 404.
+    /// Joins a public group; again is fine. Anything else (private, direct, none) is no such chat.
     func join(_ id: Int64, user: Int64) async throws {
         let now = Timestamp.now()
         let journal = self.journal
         _ = try await store.write { db -> Bool in
-            guard let chat = try MessagingRepository.chat(id, in: db), chat.kind == .group else { throw Messenger.noSuchChat }
+            guard let chat = try MessagingRepository.chat(id, in: db), chat.kind == .group else { throw MessagingError.noSuchChat }
             if chat.isMember(user) { return false }
-            guard chat.isPublic else { throw Messenger.noSuchChat }
-            if chat.members.count >= ChatRules.maxMembers {
-                throw APIError.conflict("chat_full", "a group holds at most \(ChatRules.maxMembers) members")
-            }
+            guard chat.isPublic else { throw MessagingError.noSuchChat }
+            if chat.members.count >= ChatRules.maxMembers { throw MessagingError.chatFull }
             try MessagingRepository.addMember(user, to: id, admin: false, at: now, in: db)
             _ = try journal.append(RealtimeEvent(type: "member.added", audience: .chat(id), data: Messenger.memberData(id, user)), in: db)
             // Joining a public group is adding oneself: the actor is the one added.
@@ -156,14 +156,14 @@ struct Messenger: Sendable {
     }
 
     /// Removes `member` from a group: group admins remove anyone, anyone removes themselves
-    /// (that is leaving). 404 when `member` is not in it.
+    /// (that is leaving).
     func removeMember(_ member: Int64, from id: Int64, by user: Int64) async throws {
         if member == user { return try await leave(id, user: user) }
         let now = Timestamp.now()
         let journal = self.journal
         try await store.write { db in
             let chat = try Messenger.group(id, admin: user, in: db)
-            guard chat.isMember(member) else { throw APIError.notFound("that person is not a member") }
+            guard chat.isMember(member) else { throw MessagingError.notAMember }
             _ = try MessagingRepository.removeMember(member, from: id, in: db)
             let remaining = chat.memberIDs.filter { $0 != member }
             _ = try journal.append(RealtimeEvent(type: "member.removed", audience: .users(remaining + [member]),
@@ -174,13 +174,13 @@ struct Messenger: Sendable {
     }
 
     /// Leaves a group. When the last admin leaves, the longest-standing member becomes admin;
-    /// when the last member leaves, the group is deleted. A direct chat cannot be left (409).
+    /// when the last member leaves, the group is deleted. A direct chat cannot be left.
     func leave(_ id: Int64, user: Int64) async throws {
         let now = Timestamp.now()
         let journal = self.journal
         try await store.write { db in
-            guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw Messenger.noSuchChat }
-            guard chat.kind == .group else { throw Messenger.directChatFixed }
+            guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw MessagingError.noSuchChat }
+            guard chat.kind == .group else { throw MessagingError.directChatFixed }
             _ = try MessagingRepository.removeMember(user, from: id, in: db)
             let remaining = chat.memberIDs.filter { $0 != user }
             _ = try journal.append(RealtimeEvent(type: "member.removed", audience: .users(remaining + [user]),
@@ -202,20 +202,15 @@ struct Messenger: Sendable {
         }
     }
 
-    /// Grants or revokes a member's admin right; group admins only. Revoking the last admin is
-    /// 409 `last_admin`.
+    /// Grants or revokes a member's admin right; group admins only; never the last admin's.
     func setAdmin(_ member: Int64, of id: Int64, _ admin: Bool, by user: Int64) async throws {
         let now = Timestamp.now()
         let journal = self.journal
         _ = try await store.write { db -> Bool in
             let chat = try Messenger.group(id, admin: user, in: db)
-            guard let target = chat.members.first(where: { $0.userID == member }) else {
-                throw APIError.notFound("that person is not a member")
-            }
+            guard let target = chat.members.first(where: { $0.userID == member }) else { throw MessagingError.notAMember }
             if target.admin == admin { return false }
-            if !admin, chat.members.filter(\.admin).count <= 1 {
-                throw APIError.conflict("last_admin", "a group needs at least one admin: grant the right to someone else first")
-            }
+            if !admin, chat.members.filter(\.admin).count <= 1 { throw MessagingError.lastAdmin }
             try MessagingRepository.setAdmin(member, of: id, admin, in: db)
             _ = try Messenger.recordUpdate(id, journal: journal, in: db)
             try Messenger.writeLine(SystemLine(event: admin ? .adminGranted : .adminRevoked, actorID: user, userIDs: [member]),
@@ -229,7 +224,7 @@ struct Messenger: Sendable {
     /// `{"items": [...]}` of a page of a chat's history, as JSON bytes.
     func messages(in id: Int64, viewer: Int64, after: Int64?, before: Int64?, limit: Int) async throws -> [UInt8] {
         let found = try await repository.messages(chatID: id, reader: viewer, after: after, before: before, limit: limit)
-        guard let found else { throw Messenger.noSuchChat }
+        guard let found else { throw MessagingError.noSuchChat }
         // Optional, and resolved here rather than at boot: translation boots after messaging
         // (it reads messages through `MessageLookup`) and may be left out.
         guard let translator = services?.resolve((any ChatTranslations).self) else { return Message.page(found) }
@@ -240,14 +235,14 @@ struct Messenger: Sendable {
 
     /// Posts a message; durable when this returns. The same `clientID` from the same sender in
     /// the same chat returns the first message (`created` false) instead of storing a copy.
-    func send(_ body: String, clientID: String?, to id: Int64, by sender: Int64) async throws -> (message: JSONValue, created: Bool) {
+    func send(_ body: String, clientID: String?, to id: Int64, by sender: Int64) async throws -> (message: MessageView, created: Bool) {
         let mentionable = try await mentionable(in: id, body: body)
         let now = Timestamp.now()
         let journal = self.journal
         let (message, created) = try await store.write { db -> (Message, Bool) in
             guard let message = try MessagingRepository.insertMessage(chatID: id, senderID: sender, body: body, clientID: clientID,
                                                                       mentions: mentionable, at: now, in: db) else {
-                guard try MessagingRepository.isMember(sender, of: id, in: db) else { throw Messenger.noSuchChat }
+                guard try MessagingRepository.isMember(sender, of: id, in: db) else { throw MessagingError.noSuchChat }
                 guard let clientID, let first = try MessagingRepository.message(chatID: id, senderID: sender, clientID: clientID,
                                                                                 in: db) else {
                     throw StoreError(code: .system, message: "a message was neither stored nor a retry")
@@ -258,26 +253,26 @@ struct Messenger: Sendable {
                                              subject: RealtimeEvent.subject(message: message.id)), in: db)
             return (message, true)
         }
-        return (message.json, created)
+        return (MessageView(message), created)
     }
 
-    /// Edits a message's body; its author only (404 for anyone who cannot see it, 403 for other members).
-    func edit(_ messageID: Int64, body: String, by user: Int64) async throws -> JSONValue {
+    /// Edits a message's body; its author only (no such message for anyone who cannot see it).
+    func edit(_ messageID: Int64, body: String, by user: Int64) async throws -> MessageView {
         let chatID = try await repository.chatID(ofMessage: messageID)
         let mentionable = try await mentionable(in: chatID ?? 0, body: body)
         let now = Timestamp.now()
         let journal = self.journal
         let edited = try await store.write { db -> Message in
             let old = try Messenger.visibleMessage(messageID, to: user, in: db)
-            guard !old.isSystem else { throw Messenger.systemMessageFixed }
-            guard old.senderID == user else { throw APIError.forbidden("only its author can edit a message") }
-            guard !old.deleted else { throw APIError.conflict("message_deleted", "a deleted message cannot be edited") }
+            guard !old.isSystem else { throw MessagingError.systemMessageFixed }
+            guard old.senderID == user else { throw MessagingError.onlyAuthorEdits }
+            guard !old.deleted else { throw MessagingError.messageDeleted }
             try MessagingRepository.editMessage(old, body: body, mentions: mentionable, at: now, in: db)
-            guard let edited = try MessagingRepository.message(messageID, in: db) else { throw Messenger.noSuchMessage }
+            guard let edited = try MessagingRepository.message(messageID, in: db) else { throw MessagingError.noSuchMessage }
             try Messenger.record("message.updated", of: edited, journal: journal, in: db)
             return edited
         }
-        return edited.json
+        return MessageView(edited)
     }
 
     /// Deletes a message softly; its author or a group admin. Again is fine.
@@ -285,15 +280,15 @@ struct Messenger: Sendable {
         let journal = self.journal
         _ = try await store.write { db -> Bool in
             let old = try Messenger.visibleMessage(messageID, to: user, in: db)
-            guard !old.isSystem else { throw Messenger.systemMessageFixed }
+            guard !old.isSystem else { throw MessagingError.systemMessageFixed }
             if old.deleted { return false }
             if old.senderID != user {
                 guard let chat = try MessagingRepository.chat(old.chatID, in: db), chat.kind == .group, chat.isAdmin(user) else {
-                    throw APIError.forbidden("only its author or a group admin can delete a message")
+                    throw MessagingError.onlyAuthorOrAdminDeletes
                 }
             }
             try MessagingRepository.deleteMessage(old, in: db)
-            guard let gone = try MessagingRepository.message(messageID, in: db) else { throw Messenger.noSuchMessage }
+            guard let gone = try MessagingRepository.message(messageID, in: db) else { throw MessagingError.noSuchMessage }
             try Messenger.record("message.deleted", of: gone, journal: journal, in: db)
             return true
         }
@@ -302,7 +297,7 @@ struct Messenger: Sendable {
     /// Moves the reader's marker up to `messageID` (never back): drives unread and mention counts.
     func markRead(_ id: Int64, upTo messageID: Int64, by user: Int64) async throws {
         try await store.write { db in
-            guard try MessagingRepository.isMember(user, of: id, in: db) else { throw Messenger.noSuchChat }
+            guard try MessagingRepository.isMember(user, of: id, in: db) else { throw MessagingError.noSuchChat }
             try MessagingRepository.markRead(chatID: id, userID: user, upTo: messageID, in: db)
         }
     }
@@ -310,44 +305,39 @@ struct Messenger: Sendable {
     /// Sets `user`'s notification level in chat `id` (a member's own choice).
     func setNotifications(_ id: Int64, _ level: NotificationLevel, by user: Int64) async throws {
         try await store.write { db in
-            guard try MessagingRepository.isMember(user, of: id, in: db) else { throw Messenger.noSuchChat }
+            guard try MessagingRepository.isMember(user, of: id, in: db) else { throw MessagingError.noSuchChat }
             try MessagingRepository.setNotifications(chatID: id, userID: user, level: level.rawValue, in: db)
         }
     }
 
     // MARK: Search
 
-    func search(_ text: String, viewer: Int64, chatID: Int64?, before: Int64?, limit: Int) async throws -> [JSONValue] {
+    /// Messages of `viewer`'s chats (of `chatID` only, when given) holding `text`, newest first.
+    func search(_ text: String, viewer: Int64, chatID: Int64?, before: Int64?, limit: Int) async throws -> [SearchHitView] {
+        if let chatID, try await !isMember(viewer, of: chatID) { throw MessagingError.noSuchChat }
         let hits = try await repository.search(text: text, userID: viewer, chatID: chatID, before: before, limit: limit)
-        return hits.map { hit in
-            .object([("message", hit.message.json), ("chatId", .number(Double(hit.message.chatID))), ("snippet", .string(hit.snippet))])
-        }
+        return hits.map { SearchHitView(message: MessageView($0.message), chatID: $0.message.chatID, snippet: $0.snippet) }
     }
 
     // MARK: Contacts
 
-    func contacts(of owner: Int64) async throws -> [JSONValue] {
+    func contacts(of owner: Int64) async throws -> [ContactView] {
         let list = try await repository.contacts(of: owner)
-        var out: [JSONValue] = []
+        var out: [ContactView] = []
         for (id, at) in list {
             guard let user = try await directory.user(id: id) else { continue }
-            out.append(.object([
-                ("userId", .number(Double(id))), ("username", .string(user.username)), ("displayName", .string(user.displayName)),
-                ("active", .bool(user.active)), ("addedAt", .string(at.rfc3339())),
-            ]))
+            out.append(ContactView(user, addedAt: at))
         }
         return out
     }
 
-    /// Adds a user to `owner`'s contacts; again is fine. 404 for no such user.
+    /// Adds a user to `owner`'s contacts; again is fine.
     func addContact(_ contact: Int64, to owner: Int64) async throws {
-        guard contact != owner else { throw APIError.validationFailed(["userId": "must be someone else"]) }
-        guard try await directory.user(id: contact) != nil else { throw APIError.notFound("no such user") }
+        guard contact != owner else { throw MessagingError.invalid(field: "userId", problem: "must be someone else") }
+        guard try await directory.user(id: contact) != nil else { throw MessagingError.noSuchUser }
         let now = Timestamp.now()
         try await store.write { db in
-            if try MessagingRepository.contactCount(of: owner, in: db) >= ChatRules.maxContacts {
-                throw APIError.conflict("too_many_contacts", "a contact list holds at most \(ChatRules.maxContacts) people")
-            }
+            if try MessagingRepository.contactCount(of: owner, in: db) >= ChatRules.maxContacts { throw MessagingError.tooManyContacts }
             try MessagingRepository.addContact(contact, to: owner, at: now, in: db)
         }
     }
@@ -357,11 +347,6 @@ struct Messenger: Sendable {
     }
 
     // MARK: Helpers
-
-    static let noSuchChat = APIError.notFound("no such chat")
-    static let noSuchMessage = APIError.notFound("no such message")
-    static let directChatFixed = APIError.conflict("direct_chat", "a direct chat's members cannot change")
-    static let systemMessageFixed = APIError.conflict("system_message", "a line saying who came and went cannot be edited, deleted or translated")
 
     /// Writes a system line in chat `chatID` and records its `message.created` for the chat's
     /// members, in the caller's transaction (so the change, its events and its line stand or fall together).
@@ -373,19 +358,19 @@ struct Messenger: Sendable {
         return message
     }
 
-    /// A group `user` administers: 404 when they are not a member, 409 for a direct chat, 403
+    /// A group `user` administers; refused when they are not a member, for a direct chat, and
     /// when they are not one of its admins.
     static func group(_ id: Int64, admin user: Int64, in db: Database) throws -> Chat {
-        guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw noSuchChat }
-        guard chat.kind == .group else { throw directChatFixed }
-        guard chat.isAdmin(user) else { throw APIError.forbidden("this needs an admin of the group") }
+        guard let chat = try MessagingRepository.chat(id, member: user, in: db) else { throw MessagingError.noSuchChat }
+        guard chat.kind == .group else { throw MessagingError.directChatFixed }
+        guard chat.isAdmin(user) else { throw MessagingError.needsGroupAdmin }
         return chat
     }
 
-    /// A message in one of `user`'s chats; 404 otherwise.
+    /// A message in one of `user`'s chats; no such message otherwise.
     static func visibleMessage(_ id: Int64, to user: Int64, in db: Database) throws -> Message {
         guard let message = try MessagingRepository.message(id, in: db),
-              try MessagingRepository.isMember(user, of: message.chatID, in: db) else { throw noSuchMessage }
+              try MessagingRepository.isMember(user, of: message.chatID, in: db) else { throw MessagingError.noSuchMessage }
         return message
     }
 
@@ -400,7 +385,7 @@ struct Messenger: Sendable {
 
     /// Records `chat.updated` with the chat as it is now in `db`.
     static func recordUpdate(_ id: Int64, journal: any EventJournal, in db: Database) throws -> Chat {
-        guard let chat = try MessagingRepository.chat(id, in: db) else { throw noSuchChat }
+        guard let chat = try MessagingRepository.chat(id, in: db) else { throw MessagingError.noSuchChat }
         _ = try journal.append(RealtimeEvent(type: "chat.updated", audience: .chat(id), data: chat.eventData), in: db)
         return chat
     }
@@ -422,11 +407,11 @@ struct Messenger: Sendable {
         return out
     }
 
-    /// 422 on `field` unless every id is an active user.
+    /// Refuses `field` unless every id is an active user.
     func requireActiveUsers(_ ids: [Int64], field: String) async throws {
         for id in ids {
             guard let user = try await directory.user(id: id), user.active else {
-                throw APIError.validationFailed([field: "no active user has id \(id)"])
+                throw MessagingError.invalid(field: field, problem: "no active user has id \(id)")
             }
         }
     }

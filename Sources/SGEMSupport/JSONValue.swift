@@ -111,23 +111,31 @@ public enum JSONValue: Sendable, Equatable, Codable {
                 out.append(contentsOf: "null".utf8)
             }
         case let .string(s): JSONValue.writeString(s, into: &out)
-        case let .array(items):
-            out.append(UInt8(ascii: "["))
-            for (i, item) in items.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                item.write(into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case let .object(pairs):
-            out.append(UInt8(ascii: "{"))
-            for (i, (k, v)) in pairs.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(k, into: &out)
-                out.append(UInt8(ascii: ":"))
-                v.write(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+        case let .array(items): JSONValue.writeArray(items, into: &out) { $0.write(into: &$1) }
+        case let .object(pairs): JSONValue.writeObject(pairs, into: &out) { $0.write(into: &$1) }
         }
+    }
+
+    /// Appends `[…]` of `items`, each written by `write` (shared with `OrderedJSONEncoder`).
+    static func writeArray<Item>(_ items: [Item], into out: inout [UInt8], _ write: (Item, inout [UInt8]) -> Void) {
+        out.append(UInt8(ascii: "["))
+        for (i, item) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            write(item, &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// Appends `{…}` of `pairs` in their order, each value written by `write`.
+    static func writeObject<Item>(_ pairs: [(String, Item)], into out: inout [UInt8], _ write: (Item, inout [UInt8]) -> Void) {
+        out.append(UInt8(ascii: "{"))
+        for (i, (key, item)) in pairs.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            write(item, &out)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
