@@ -20,7 +20,7 @@ extension AccountService {
             try AccountService.audit(db, "invite.created", actor: actor, targetID: nil, login: nil,
                                      detail: "invite \(id): \(request.role.rawValue), \(request.maxUses) use\(request.maxUses == 1 ? "" : "s"), "
                                         + "\(request.days) day\(request.days == 1 ? "" : "s")" + (request.note.map { ", note: \($0)" } ?? ""))
-            guard let invite = try AccountsRepository.invite(id: id, in: db) else { throw APIError.notFound("no such invitation") }
+            guard let invite = try AccountsRepository.invite(id: id, in: db) else { throw AccountsError.noSuchInvitation }
             return invite
         }
         return (invite, token)
@@ -38,7 +38,7 @@ extension AccountService {
     func revokeInvite(id: Int64, actor: Actor) async throws {
         let now = clock()
         try await store.write { db in
-            guard try AccountsRepository.revokeInvite(id: id, now: now, in: db) else { throw APIError.notFound("no such invitation") }
+            guard try AccountsRepository.revokeInvite(id: id, now: now, in: db) else { throw AccountsError.noSuchInvitation }
             try AccountService.audit(db, "invite.revoked", actor: actor, targetID: nil, login: nil, detail: "invite \(id)")
         }
     }

@@ -39,7 +39,7 @@ public struct ThrottlePolicy: Sendable {
 /// What the login throttle needs wherever its counters live: in memory (`LoginThrottle`) or in
 /// the database, shared by every instance (`SharedLoginThrottle`, what the server uses).
 protocol LoginThrottling: Sendable {
-    /// Reserves a login attempt for `account` from `address`, or throws 429 `rate_limited`.
+    /// Reserves a login attempt for `account` from `address`, or throws `AccountsError.throttled`.
     func reserveLogin(account: String, address: String) async throws -> ThrottleAttempt
     /// Reserves a first-run setup attempt from `address`.
     func reserveSetup(address: String) async throws -> ThrottleAttempt
@@ -202,7 +202,7 @@ final class LoginThrottle: LoginThrottling {
             if all.count > policy.capacity { evict(&all, keeping: wait == nil ? attempt.keys.map(\.key) : []) }
             return wait
         }
-        if let wait { throw APIError.rateLimited(retryAfter: Int(max(1, wait))) }
+        if let wait { throw AccountsError.throttled(retryAfter: Int(max(1, wait))) }
         return attempt
     }
 
@@ -274,7 +274,7 @@ final class SharedLoginThrottle: LoginThrottling {
     private func reserve(_ attempt: ThrottleAttempt) async throws -> ThrottleAttempt {
         let rules = self.rules
         let wait = try await update(attempt) { all, now in rules.reserve(attempt, in: &all, now: now) }
-        if let wait { throw APIError.rateLimited(retryAfter: Int(max(1, wait))) }
+        if let wait { throw AccountsError.throttled(retryAfter: Int(max(1, wait))) }
         return attempt
     }
 

@@ -14,11 +14,11 @@ public struct Response: Sendable {
         self.body = body
     }
 
-    /// `value` encoded as JSON; an encoding failure becomes a 500 error body.
+    /// `value` encoded as JSON, its keys in the order it encodes them; an encoding failure
+    /// becomes a 500 error body.
     public static func json<T: Encodable>(_ value: T, status: Int = 200) -> Response {
         do {
-            let data = try JSONEncoder().encode(value)
-            return Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(data))
+            return json(try JSONValue(encoding: value), status: status)
         } catch {
             return .error(APIError(status: 500, code: "internal", message: "internal error; the response could not be encoded"))
         }
