@@ -1,5 +1,4 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 import Synchronization
@@ -11,7 +10,6 @@ struct Actor: Sendable {
     let ip: String?
 
     static let commandLine = Actor(userID: nil, ip: nil)
-    static func user(_ id: Int64?, _ request: Request) -> Actor { Actor(userID: id, ip: request.clientAddress) }
 }
 
 /// The account operations the API and the admin commands share, so both enforce the same rules
@@ -131,9 +129,8 @@ final class AccountService: Sendable {
     /// transaction, and the account is not made (404 `invite_not_found`) when none is left.
     func create(username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
                 passwordHash: String, mustChangePassword: Bool = false, event: String, actor: Actor, session: NewSession? = nil,
-                request: Request? = nil, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
+                client: SessionManager.ClientInfo = .unknown, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
         let now = clock()
-        let client = SessionManager.ClientInfo(request)
         do {
             return try await store.write { db in
                 if onlyIfNoActiveAdmin, try AccountsRepository.hasActiveAdmin(in: db) { throw AccountsError.setupClosed }
@@ -159,10 +156,10 @@ final class AccountService: Sendable {
     // MARK: Sessions
 
     /// Records a successful login: the session, the login time, an upgraded hash if any, the audit entry.
-    func recordLogin(_ user: UserRecord, session: NewSession, upgradedHash: String?, login: String, request: Request) async throws -> UserRecord {
+    func recordLogin(_ user: UserRecord, session: NewSession, upgradedHash: String?, login: String,
+                     client: SessionManager.ClientInfo) async throws -> UserRecord {
         let now = Timestamp.now()
-        let client = SessionManager.ClientInfo(request)
-        let actor = Actor.user(user.id, request)
+        let actor = Actor(userID: user.id, ip: client.ip)
         return try await store.write { db in
             try AccountsRepository.deleteExpiredSessions(now: now.milliseconds, userID: user.id, in: db)
             try AccountsRepository.insertSession(session, userID: user.id, ip: client.ip, userAgent: client.userAgent, in: db)
@@ -174,16 +171,15 @@ final class AccountService: Sendable {
         }
     }
 
-    func recordLoginFailure(login: String, userID: Int64?, reason: String, request: Request) async throws {
-        let ip = request.clientAddress
+    func recordLoginFailure(login: String, userID: Int64?, reason: String, ip: String) async throws {
         try await store.write { db in
             try AccountService.audit(db, "login.failure", actor: Actor(userID: nil, ip: ip), targetID: userID,
                                      login: String(login.prefix(254)), detail: reason)
         }
     }
 
-    func logout(_ user: AuthenticatedUser, request: Request) async throws {
-        let actor = Actor.user(user.id, request)
+    func logout(_ user: AuthenticatedUser, ip: String) async throws {
+        let actor = Actor(userID: user.id, ip: ip)
         let journal = self.journal
         try await store.write { db in
             if let sessionID = user.sessionID {

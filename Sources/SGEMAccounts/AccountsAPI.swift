@@ -6,6 +6,11 @@ import SGEMSupport
 // against the view types by `ViewSchemaTests`), the responses several endpoints document, and
 // the helpers that shape session and password answers.
 
+extension Actor {
+    /// The user `id` acting through `request`.
+    static func user(_ id: Int64?, _ request: Request) -> Actor { Actor(userID: id, ip: request.clientAddress) }
+}
+
 /// The shared pieces of the accounts API's documentation and answers.
 enum AccountsAPI {
     static let maxAvatarBytes = 2 * 1024 * 1024

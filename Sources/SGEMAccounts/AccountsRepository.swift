@@ -1,5 +1,4 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 

@@ -9,11 +9,10 @@ struct AccountsRoutes: Sendable {
 
     func register(_ routes: RouteGroup) {
         let accounts = routes.group("", middleware: [AccountsErrorMapping()])
-        SessionsController(runtime: runtime).register(accounts)
-        InvitesController(runtime: runtime).register(accounts)
-        ProfileController(runtime: runtime).register(accounts)
-        DirectoryController(runtime: runtime).register(accounts)
-        UserAdminController(runtime: runtime).register(accounts)
-        AuditController(runtime: runtime).register(accounts)
+        let controllers: [any AccountsController] = [
+            SessionsController(runtime: runtime), InvitesController(runtime: runtime), ProfileController(runtime: runtime),
+            DirectoryController(runtime: runtime), UserAdminController(runtime: runtime), AuditController(runtime: runtime),
+        ]
+        for controller in controllers { controller.register(accounts) }
     }
 }

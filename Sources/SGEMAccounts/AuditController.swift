@@ -3,13 +3,11 @@ import SGEMHTTP
 import SGEMSupport
 
 /// The audit log, for admins (`/api/v1/admin/audit`).
-struct AuditController: Sendable {
+struct AuditController: AccountsController {
     let runtime: AccountsRuntime
 
-    var service: AccountService { runtime.service }
-
     func register(_ routes: RouteGroup) {
-        let admin = routes.group("/admin", middleware: [RequireAdmin(services: runtime.registry)])
+        let admin = admins(routes)
         admin.get("/audit", doc: Self.pageDoc, page)
         admin.get("/audit/events", doc: Self.eventsDoc, events)
     }

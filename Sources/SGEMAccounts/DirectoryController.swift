@@ -3,13 +3,11 @@ import SGEMHTTP
 import SGEMSupport
 
 /// The team directory (`/api/v1/users`): the list, one person's page and pictures.
-struct DirectoryController: Sendable {
+struct DirectoryController: AccountsController {
     let runtime: AccountsRuntime
 
-    var service: AccountService { runtime.service }
-
     func register(_ routes: RouteGroup) {
-        let user = routes.group("", middleware: [RequireUser(services: runtime.registry)])
+        let user = users(routes)
         user.get("/users", doc: Self.listDoc, list)
         user.get("/users/{id}", doc: Self.personDoc, person)
         user.get("/users/{id}/avatar", doc: Self.avatarDoc, avatar)

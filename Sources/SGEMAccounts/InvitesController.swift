@@ -4,13 +4,11 @@ import SGEMSupport
 
 /// Invitations: what a link offers (`/invites/{token}`) and the admin's links (`/admin/invites`).
 /// Registration with an invitation is `POST /auth/register` (`SessionsController`).
-struct InvitesController: Sendable {
+struct InvitesController: AccountsController {
     let runtime: AccountsRuntime
 
-    var service: AccountService { runtime.service }
-
     func register(_ routes: RouteGroup) {
-        let admin = routes.group("/admin", middleware: [RequireAdmin(services: runtime.registry)])
+        let admin = admins(routes)
         routes.get("/invites/{token}", doc: Self.previewDoc, preview)
         admin.post("/invites", maxBody: 8 * 1024, doc: Self.createDoc, create)
         admin.get("/invites", doc: Self.listDoc, list)

@@ -1,4 +1,3 @@
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 import Synchronization

@@ -3,16 +3,14 @@ import SGEMHTTP
 import SGEMSupport
 
 /// The logged-in person's own account (`/api/v1/me`): profile, password, picture.
-struct ProfileController: Sendable {
+struct ProfileController: AccountsController {
     let runtime: AccountsRuntime
 
-    var service: AccountService { runtime.service }
-
     func register(_ routes: RouteGroup) {
-        let user = routes.group("", middleware: [RequireUser(services: runtime.registry)])
+        let user = users(routes)
         // What a person whose password was generated or reset may still do: see who they are,
         // choose their own password, log out. Everything else answers 403 password_change_required.
-        let pending = routes.group("", middleware: [RequireUser(services: runtime.registry, whilePasswordChangeRequired: true)])
+        let pending = users(routes, whilePasswordChangeRequired: true)
         pending.get("/me", doc: Self.meDoc, me)
         user.patch("/me", maxBody: 16 * 1024, doc: Self.editDoc, edit)
         pending.put("/me/password", maxBody: 8 * 1024, doc: Self.changePasswordDoc, changePassword)

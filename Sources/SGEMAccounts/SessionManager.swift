@@ -29,9 +29,17 @@ final class SessionManager: SessionAuthenticator {
         let ip: String?
         let userAgent: String?
 
-        init(_ request: Request?) {
-            ip = request?.clientAddress
-            userAgent = request?.headers["User-Agent"].map { String($0.prefix(200)) }
+        /// Nobody known: the command line.
+        static let unknown = ClientInfo(ip: nil, userAgent: nil)
+
+        init(ip: String?, userAgent: String?) {
+            self.ip = ip
+            self.userAgent = userAgent
+        }
+
+        init(_ request: Request) {
+            ip = request.clientAddress
+            userAgent = request.headers["User-Agent"].map { String($0.prefix(200)) }
         }
     }
 

@@ -4,14 +4,12 @@ import SGEMSupport
 
 /// Getting in and out: login, logout, registration, first-run setup, and what the login screen
 /// asks before anyone is logged in (`/api/v1/auth/…`).
-struct SessionsController: Sendable {
+struct SessionsController: AccountsController {
     let runtime: AccountsRuntime
-
-    var service: AccountService { runtime.service }
     var hasher: PasswordHasher { runtime.service.hasher }
 
     func register(_ routes: RouteGroup) {
-        let pending = routes.group("", middleware: [RequireUser(services: runtime.registry, whilePasswordChangeRequired: true)])
+        let pending = users(routes, whilePasswordChangeRequired: true)
         routes.post("/auth/login", maxBody: 8 * 1024, doc: Self.loginDoc, login)
         routes.post("/auth/register", maxBody: 8 * 1024, doc: Self.registerDoc, register)
         routes.get("/auth/registration", doc: Self.registrationDoc, registration)
@@ -60,14 +58,14 @@ struct SessionsController: Sendable {
         guard verified, let (user, hash) = found else {
             try await runtime.throttle.fail(attempt)
             runtime.logins.increment(by: 1, ["failure"])
-            try await service.recordLoginFailure(login: login, userID: found?.0.id, reason: found == nil ? "unknown user" : "wrong password", request: request)
+            try await service.recordLoginFailure(login: login, userID: found?.0.id, reason: found == nil ? "unknown user" : "wrong password", ip: address)
             context.logger.notice("login failed", ["request.id": context.requestID, "remote": address])
             throw AccountsError.invalidCredentials
         }
         guard user.active else {
             try? await runtime.throttle.release(attempt)
             runtime.logins.increment(by: 1, ["inactive"])
-            try await service.recordLoginFailure(login: login, userID: user.id, reason: "account inactive", request: request)
+            try await service.recordLoginFailure(login: login, userID: user.id, reason: "account inactive", ip: address)
             throw AccountsError.accountInactive
         }
         try await runtime.throttle.succeed(attempt)
@@ -75,7 +73,8 @@ struct SessionsController: Sendable {
         // configured cost); a busy hasher must not turn a right password into a failed login: next time.
         let upgraded = hasher.needsRehash(hash) ? try? await hasher.hash(body.password, for: address) : nil
         let session = service.sessions.makeSession()
-        let record = try await service.recordLogin(user, session: session, upgradedHash: upgraded, login: login, request: request)
+        let record = try await service.recordLogin(user, session: session, upgradedHash: upgraded, login: login,
+                                                client: SessionManager.ClientInfo(request))
         runtime.logins.increment(by: 1, ["success"])
         return AccountsAPI.sessionResponse(session, record, status: 200, request: request)
     }
@@ -95,7 +94,7 @@ struct SessionsController: Sendable {
                                     responses: [ResponseDoc(status: 204, description: "Logged out")], authenticated: true)
 
     @Sendable func logout(_ request: Request, _ context: RequestContext) async throws -> Response {
-        try await service.logout(try context.user(), request: request)
+        try await service.logout(try context.user(), ip: request.clientAddress)
         var response = Response.noContent()
         response.headers.add("Set-Cookie", SessionManager.clearingCookie(secure: request.isSecure))
         return response
@@ -151,7 +150,7 @@ struct SessionsController: Sendable {
         let record = try await service.create(username: account.username, email: account.email, displayName: account.displayName,
                                               role: invite?.role ?? .employee, language: account.language, passwordHash: hash,
                                               event: "user.register", actor: Actor(userID: nil, ip: request.clientAddress),
-                                              session: session, request: request, invite: invite?.id)
+                                              session: session, client: SessionManager.ClientInfo(request), invite: invite?.id)
         return AccountsAPI.sessionResponse(session, record, status: 201, request: request)
     }
 
@@ -218,8 +217,8 @@ struct SessionsController: Sendable {
         let session = service.sessions.makeSession()
         let record = try await service.create(username: account.username, email: account.email, displayName: account.displayName,
                                               role: .admin, language: account.language, passwordHash: hash, event: "setup.admin_created",
-                                              actor: Actor(userID: nil, ip: request.clientAddress), session: session, request: request,
-                                              onlyIfNoActiveAdmin: true)
+                                              actor: Actor(userID: nil, ip: request.clientAddress), session: session,
+                                              client: SessionManager.ClientInfo(request), onlyIfNoActiveAdmin: true)
         try await runtime.setup.close()
         context.logger.notice("first admin created by setup", ["request.id": context.requestID, "user.id": String(record.id)])
         return AccountsAPI.sessionResponse(session, record, status: 201, request: request)

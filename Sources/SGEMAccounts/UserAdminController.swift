@@ -4,13 +4,11 @@ import SGEMSupport
 
 /// What admins do to people's accounts (`/api/v1/admin/users`): create, edit, reset a password,
 /// set or remove a picture.
-struct UserAdminController: Sendable {
+struct UserAdminController: AccountsController {
     let runtime: AccountsRuntime
 
-    var service: AccountService { runtime.service }
-
     func register(_ routes: RouteGroup) {
-        let admin = routes.group("/admin", middleware: [RequireAdmin(services: runtime.registry)])
+        let admin = admins(routes)
         admin.post("/users", maxBody: 16 * 1024, doc: Self.createDoc, create)
         admin.patch("/users/{id}", maxBody: 16 * 1024, doc: Self.editDoc, edit)
         admin.post("/users/{id}/password-reset", doc: Self.resetPasswordDoc, resetPassword)
