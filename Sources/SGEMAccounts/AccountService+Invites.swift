@@ -33,7 +33,7 @@ extension AccountService {
         }
     }
 
-    /// Revokes invitation `id` at once; 404 when there is none. Revoking twice keeps the first time.
+    /// Revokes invitation `id` at once; `noSuchInvitation` when there is none. Revoking twice keeps the first time.
     func revokeInvite(id: Int64, actor: Actor) async throws {
         let now = clock()
         try await store.write { db in

@@ -56,7 +56,7 @@ final class AccountService: Sendable {
 
     /// One page of the directory: users matching `query` by name-word, position-word, username or
     /// email prefix, ignoring case and accents, by name then username, after the user `after` (nil: from the start), at most `limit`;
-    /// whether more follow; and the company-wide total and active counts. 422 when `after` names
+    /// whether more follow; and the company-wide total and active counts. `unknownCursor` when `after` names
     /// no user.
     func list(query: String, status: UserStatusFilter, after: Int64? = nil, limit: Int = 500)
         async throws -> (items: [UserRecord], more: Bool, total: Int, active: Int) {
@@ -111,7 +111,7 @@ final class AccountService: Sendable {
 
     // MARK: Creating
 
-    /// Fails with 409 `username_taken` / `email_taken` before any expensive hashing.
+    /// Fails with `usernameTaken` / `emailTaken` before any expensive hashing.
     func checkAvailable(username: String, email: String) async throws {
         let (u, e) = try await store.read { db in
             (try AccountsRepository.isUsernameTaken(username, in: db), try AccountsRepository.isEmailTaken(email.lowercased(), in: db))
@@ -121,12 +121,12 @@ final class AccountService: Sendable {
     }
 
     /// Inserts a user (and, for registration and setup, its first session), writing `event` to the
-    /// audit log. With `onlyIfNoActiveAdmin` (first-run setup) it fails with 403 `setup_closed`
+    /// audit log. With `onlyIfNoActiveAdmin` (first-run setup) it fails with `setupClosed`
     /// when an active admin exists, checked in the same write transaction, so of two concurrent
     /// setups one creates the admin.
     /// `mustChangePassword`: the password was generated, so it is not the person's own.
     /// `invite`: the invitation the account is made with; one of its uses is taken in the same
-    /// transaction, and the account is not made (404 `invite_not_found`) when none is left.
+    /// transaction, and the account is not made (`inviteNotFound`) when none is left.
     func create(username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
                 passwordHash: String, mustChangePassword: Bool = false, event: String, actor: Actor, session: NewSession? = nil,
                 client: SessionManager.ClientInfo = .unknown, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
@@ -213,7 +213,7 @@ final class AccountService: Sendable {
     }
 
     /// Applies profile changes and, for admins, role and active changes. Never leaves the company
-    /// without an active admin (409 `last_admin`, checked inside the write); deactivation ends
+    /// without an active admin (`lastAdmin`, checked inside the write); deactivation ends
     /// every session of the user at once.
     func update(userID: Int64, changes: ProfileChanges, role: UserRole? = nil, active: Bool? = nil, actor: Actor) async throws -> UserRecord {
         let journal = self.journal
@@ -263,7 +263,7 @@ final class AccountService: Sendable {
 
     // MARK: Avatars
 
-    /// Stores the picture and returns the user with its new avatar URL version; 404 for no such
+    /// Stores the picture and returns the user with its new avatar URL version; `userNotFound` for no such
     /// user. `auditedAs`: an admin changing someone's picture, written to the audit log.
     func setAvatar(userID: Int64, data: [UInt8], contentType: String, auditedAs actor: Actor? = nil) async throws -> UserRecord {
         let etag = "\"" + Crypto.hex(Crypto.sha256(data).prefix(12)) + "\""
@@ -275,7 +275,7 @@ final class AccountService: Sendable {
         }
     }
 
-    /// Removes the picture; 404 for no such user. `auditedAs` as for `setAvatar`.
+    /// Removes the picture; `userNotFound` for no such user. `auditedAs` as for `setAvatar`.
     func deleteAvatar(userID: Int64, auditedAs actor: Actor? = nil) async throws {
         try await store.write { db in
             guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw AccountsError.userNotFound }
