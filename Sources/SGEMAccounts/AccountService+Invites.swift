@@ -1,5 +1,4 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
@@ -20,7 +19,7 @@ extension AccountService {
             try AccountService.audit(db, "invite.created", actor: actor, targetID: nil, login: nil,
                                      detail: "invite \(id): \(request.role.rawValue), \(request.maxUses) use\(request.maxUses == 1 ? "" : "s"), "
                                         + "\(request.days) day\(request.days == 1 ? "" : "s")" + (request.note.map { ", note: \($0)" } ?? ""))
-            guard let invite = try AccountsRepository.invite(id: id, in: db) else { throw APIError.notFound("no such invitation") }
+            guard let invite = try AccountsRepository.invite(id: id, in: db) else { throw AccountsError.noSuchInvitation }
             return invite
         }
         return (invite, token)
@@ -34,11 +33,11 @@ extension AccountService {
         }
     }
 
-    /// Revokes invitation `id` at once; 404 when there is none. Revoking twice keeps the first time.
+    /// Revokes invitation `id` at once; `noSuchInvitation` when there is none. Revoking twice keeps the first time.
     func revokeInvite(id: Int64, actor: Actor) async throws {
         let now = clock()
         try await store.write { db in
-            guard try AccountsRepository.revokeInvite(id: id, now: now, in: db) else { throw APIError.notFound("no such invitation") }
+            guard try AccountsRepository.revokeInvite(id: id, now: now, in: db) else { throw AccountsError.noSuchInvitation }
             try AccountService.audit(db, "invite.revoked", actor: actor, targetID: nil, login: nil, detail: "invite \(id)")
         }
     }

@@ -1,6 +1,5 @@
 import SGEMContracts
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 import Synchronization
@@ -12,11 +11,7 @@ struct Actor: Sendable {
     let ip: String?
 
     static let commandLine = Actor(userID: nil, ip: nil)
-    static func user(_ id: Int64?, _ request: Request) -> Actor { Actor(userID: id, ip: request.clientAddress) }
 }
-
-/// A column change of `accounts_users`; column names come from this module's constants only.
-typealias ColumnChange = (column: String, value: SQLValue)
 
 /// The account operations the API and the admin commands share, so both enforce the same rules
 /// (unique names, the last active admin, session revocation, the audit log). It holds no SQL:
@@ -62,16 +57,16 @@ final class AccountService: Sendable {
 
     /// One page of the directory: users matching `query` by name-word, position-word, username or
     /// email prefix, ignoring case and accents, by name then username, after the user `after` (nil: from the start), at most `limit`;
-    /// whether more follow; and the company-wide total and active counts. 422 when `after` names
+    /// whether more follow; and the company-wide total and active counts. `unknownCursor` when `after` names
     /// no user.
-    func list(query: String, status: String, after: Int64? = nil, limit: Int = 500)
+    func list(query: String, status: UserStatusFilter, after: Int64? = nil, limit: Int = 500)
         async throws -> (items: [UserRecord], more: Bool, total: Int, active: Int) {
         let words = SearchKey.queryWords(query)
         return try await store.read { db in
             var cursor: UserCursor?
             if let after {
                 guard let found = try AccountsRepository.cursor(after: after, in: db) else {
-                    throw APIError.validationFailed(["after": "must be the id of a user"])
+                    throw AccountsError.unknownCursor
                 }
                 cursor = found
             }
@@ -117,38 +112,32 @@ final class AccountService: Sendable {
 
     // MARK: Creating
 
-    /// Fails with 409 `username_taken` / `email_taken` before any expensive hashing.
+    /// Fails with `usernameTaken` / `emailTaken` before any expensive hashing.
     func checkAvailable(username: String, email: String) async throws {
         let (u, e) = try await store.read { db in
             (try AccountsRepository.isUsernameTaken(username, in: db), try AccountsRepository.isEmailTaken(email.lowercased(), in: db))
         }
-        if u { throw AccountService.usernameTaken }
-        if e { throw AccountService.emailTaken }
+        if u { throw AccountsError.usernameTaken }
+        if e { throw AccountsError.emailTaken }
     }
 
-    static let usernameTaken = APIError.conflict("username_taken", "that username is taken")
-    static let emailTaken = APIError.conflict("email_taken", "that email address is already used")
-    static let setupClosed = APIError(status: 403, code: "setup_closed",
-                                      message: "setup is closed: the link is wrong or used, or an admin exists; log in instead")
-
     /// Inserts a user (and, for registration and setup, its first session), writing `event` to the
-    /// audit log. With `onlyIfNoActiveAdmin` (first-run setup) it fails with 403 `setup_closed`
+    /// audit log. With `onlyIfNoActiveAdmin` (first-run setup) it fails with `setupClosed`
     /// when an active admin exists, checked in the same write transaction, so of two concurrent
     /// setups one creates the admin.
     /// `mustChangePassword`: the password was generated, so it is not the person's own.
     /// `invite`: the invitation the account is made with; one of its uses is taken in the same
-    /// transaction, and the account is not made (404 `invite_not_found`) when none is left.
+    /// transaction, and the account is not made (`inviteNotFound`) when none is left.
     func create(username: String, email: String, displayName: String, role: UserRole, language: AccountLanguage,
                 passwordHash: String, mustChangePassword: Bool = false, event: String, actor: Actor, session: NewSession? = nil,
-                request: Request? = nil, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
+                client: SessionManager.ClientInfo = .unknown, onlyIfNoActiveAdmin: Bool = false, invite: Int64? = nil) async throws -> UserRecord {
         let now = clock()
-        let client = SessionManager.ClientInfo(request)
         do {
             return try await store.write { db in
-                if onlyIfNoActiveAdmin, try AccountsRepository.hasActiveAdmin(in: db) { throw AccountService.setupClosed }
-                if try AccountsRepository.isUsernameTaken(username, in: db) { throw AccountService.usernameTaken }
-                if try AccountsRepository.isEmailTaken(email.lowercased(), in: db) { throw AccountService.emailTaken }
-                if let invite, try !AccountsRepository.useInvite(id: invite, now: now, in: db) { throw InviteRules.notFound }
+                if onlyIfNoActiveAdmin, try AccountsRepository.hasActiveAdmin(in: db) { throw AccountsError.setupClosed }
+                if try AccountsRepository.isUsernameTaken(username, in: db) { throw AccountsError.usernameTaken }
+                if try AccountsRepository.isEmailTaken(email.lowercased(), in: db) { throw AccountsError.emailTaken }
+                if let invite, try !AccountsRepository.useInvite(id: invite, now: now, in: db) { throw AccountsError.inviteNotFound }
                 let id = try AccountsRepository.insertUser(username: username, email: email, displayName: displayName, role: role, language: language,
                                                    passwordHash: passwordHash, mustChangePassword: mustChangePassword,
                                                    createdAt: now, lastLoginAt: session == nil ? nil : now, in: db)
@@ -161,17 +150,17 @@ final class AccountService: Sendable {
                 return try AccountService.load(db, id)
             }
         } catch let error as StoreError where error.isUniqueViolation {
-            throw APIError.conflict("username_taken", "that username or email address is taken")
+            throw AccountsError.usernameOrEmailTaken
         }
     }
 
     // MARK: Sessions
 
     /// Records a successful login: the session, the login time, an upgraded hash if any, the audit entry.
-    func recordLogin(_ user: UserRecord, session: NewSession, upgradedHash: String?, login: String, request: Request) async throws -> UserRecord {
+    func recordLogin(_ user: UserRecord, session: NewSession, upgradedHash: String?, login: String,
+                     client: SessionManager.ClientInfo) async throws -> UserRecord {
         let now = Timestamp.now()
-        let client = SessionManager.ClientInfo(request)
-        let actor = Actor.user(user.id, request)
+        let actor = Actor(userID: user.id, ip: client.ip)
         return try await store.write { db in
             try AccountsRepository.deleteExpiredSessions(now: now.milliseconds, userID: user.id, in: db)
             try AccountsRepository.insertSession(session, userID: user.id, ip: client.ip, userAgent: client.userAgent, in: db)
@@ -183,16 +172,15 @@ final class AccountService: Sendable {
         }
     }
 
-    func recordLoginFailure(login: String, userID: Int64?, reason: String, request: Request) async throws {
-        let ip = request.clientAddress
+    func recordLoginFailure(login: String, userID: Int64?, reason: String, ip: String) async throws {
         try await store.write { db in
             try AccountService.audit(db, "login.failure", actor: Actor(userID: nil, ip: ip), targetID: userID,
                                      login: String(login.prefix(254)), detail: reason)
         }
     }
 
-    func logout(_ user: AuthenticatedUser, request: Request) async throws {
-        let actor = Actor.user(user.id, request)
+    func logout(_ user: AuthenticatedUser, ip: String) async throws {
+        let actor = Actor(userID: user.id, ip: ip)
         let journal = self.journal
         try await store.write { db in
             if let sessionID = user.sessionID {
@@ -216,7 +204,7 @@ final class AccountService: Sendable {
     func setPassword(userID: Int64, hash: String, mustChange: Bool, keepSession: Int64?, event: String, actor: Actor) async throws {
         let journal = self.journal
         try await store.write { db in
-            guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw APIError.notFound("no such user") }
+            guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw AccountsError.userNotFound }
             try AccountsRepository.setPassword(userID: userID, hash: hash, mustChange: mustChange, in: db)
             try AccountsRepository.deleteSessions(userID: userID, except: keepSession, in: db)
             let ended = StreamControl.sessionsRevoked(userID: userID, scope: keepSession.map { .allBut($0) } ?? .all)
@@ -226,33 +214,29 @@ final class AccountService: Sendable {
     }
 
     /// Applies profile changes and, for admins, role and active changes. Never leaves the company
-    /// without an active admin (409 `last_admin`, checked inside the write); deactivation ends
+    /// without an active admin (`lastAdmin`, checked inside the write); deactivation ends
     /// every session of the user at once.
-    func update(userID: Int64, changes: [ColumnChange], role: UserRole? = nil, active: Bool? = nil, actor: Actor) async throws -> UserRecord {
+    func update(userID: Int64, changes: ProfileChanges, role: UserRole? = nil, active: Bool? = nil, actor: Actor) async throws -> UserRecord {
         let journal = self.journal
         do {
             let updated = try await store.write { db in
-                guard let current = try AccountsRepository.userState(id: userID, in: db) else { throw APIError.notFound("no such user") }
+                guard let current = try AccountsRepository.userState(id: userID, in: db) else { throw AccountsError.userNotFound }
                 let wasAdmin = current.role == .admin && current.active
                 let newRole = role ?? current.role
                 let newActive = active ?? current.active
                 if wasAdmin && (newRole != .admin || !newActive), try AccountsRepository.otherActiveAdminCount(besides: userID, in: db) == 0 {
-                    throw APIError.conflict("last_admin", "this would leave the company without an active admin")
+                    throw AccountsError.lastAdmin
                 }
-                var all = changes
-                for change in changes where change.column == "email_lower" {
-                    if case let .text(e) = change.value, e != current.emailLower, try AccountsRepository.isEmailTaken(e, exceptUserID: userID, in: db) {
-                        throw AccountService.emailTaken
-                    }
+                if let email = changes.email?.lowercased(), email != current.emailLower,
+                   try AccountsRepository.isEmailTaken(email, exceptUserID: userID, in: db) {
+                    throw AccountsError.emailTaken
                 }
                 if let role, role != current.role {
-                    all.append(("role", .text(role.rawValue)))
                     try AccountService.audit(db, "role.change", actor: actor, targetID: userID, login: nil,
                                              detail: "\(current.role.rawValue) → \(role.rawValue)")
                     _ = try journal?.append(StreamControl.roleChanged(userID: userID).event, in: db)
                 }
                 if let active, active != current.active {
-                    all.append(("active", .integer(active ? 1 : 0)))
                     try AccountService.audit(db, active ? "user.activate" : "user.deactivate", actor: actor, targetID: userID,
                                              login: nil, detail: nil)
                     if !active {
@@ -262,25 +246,25 @@ final class AccountService: Sendable {
                 }
                 // Someone else's profile (an admin, or the command line): which fields, never their values.
                 if !changes.isEmpty, actor.userID != userID {
-                    let fields = changes.map { $0.column == "email_lower" ? "email" : $0.column.replacingOccurrences(of: "_", with: " ") }
                     try AccountService.audit(db, "user.update", actor: actor, targetID: userID, login: nil,
-                                             detail: Array(Set(fields)).sorted().joined(separator: ", ") + (actor.userID == nil ? " (command line)" : ""))
+                                             detail: changes.auditedFields.joined(separator: ", ") + (actor.userID == nil ? " (command line)" : ""))
                 }
-                try AccountsRepository.update(userID: userID, all, in: db)
-                if changes.contains(where: { ["display_name", "position", "email_lower"].contains($0.column) }) {
+                try AccountsRepository.update(userID: userID, changes, role: role == current.role ? nil : role,
+                                              active: active == current.active ? nil : active, in: db)
+                if changes.changesSearchWords {
                     try AccountsRepository.refreshSearchWords(userID: userID, in: db)
                 }
                 return try AccountService.load(db, userID)
             }
             return updated
         } catch let error as StoreError where error.isUniqueViolation {
-            throw AccountService.emailTaken
+            throw AccountsError.emailTaken
         }
     }
 
     // MARK: Avatars
 
-    /// Stores the picture and returns the user with its new avatar URL version; 404 for no such
+    /// Stores the picture and returns the user with its new avatar URL version; `userNotFound` for no such
     /// user. `auditedAs`: an admin changing someone's picture, written to the audit log.
     func setAvatar(userID: Int64, data: [UInt8], contentType: String, auditedAs actor: Actor? = nil) async throws -> UserRecord {
         let etag = "\"" + Crypto.hex(Crypto.sha256(data).prefix(12)) + "\""
@@ -292,10 +276,10 @@ final class AccountService: Sendable {
         }
     }
 
-    /// Removes the picture; 404 for no such user. `auditedAs` as for `setAvatar`.
+    /// Removes the picture; `userNotFound` for no such user. `auditedAs` as for `setAvatar`.
     func deleteAvatar(userID: Int64, auditedAs actor: Actor? = nil) async throws {
         try await store.write { db in
-            guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw APIError.notFound("no such user") }
+            guard try AccountsRepository.userState(id: userID, in: db) != nil else { throw AccountsError.userNotFound }
             try AccountsRepository.deleteAvatar(userID: userID, in: db)
             if let actor { try AccountService.audit(db, "avatar.remove", actor: actor, targetID: userID, login: nil, detail: nil) }
         }
@@ -336,7 +320,7 @@ final class AccountService: Sendable {
     }
 
     static func load(_ db: Database, _ id: Int64) throws -> UserRecord {
-        guard let user = try AccountsRepository.user(id: id, in: db) else { throw APIError.notFound("no such user") }
+        guard let user = try AccountsRepository.user(id: id, in: db) else { throw AccountsError.userNotFound }
         return user
     }
 }

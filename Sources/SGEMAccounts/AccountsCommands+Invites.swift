@@ -67,7 +67,7 @@ extension AccountsCommands {
                 let invites = try await service.invites(all: args.has("all"))
                 let now = service.clock()
                 if args.has("json") {
-                    ctx.io.print(JSONValue.object([("items", .array(invites.map { $0.json(at: now) }))]).serialized())
+                    ctx.io.print(try JSONValue(encoding: InviteListView(items: invites.map { $0.view(at: now) })).serialized())
                     return
                 }
                 let rows = [["ID", "ROLE", "USES", "EXPIRES", "STATUS", "NOTE"]] + invites.map {
@@ -87,7 +87,7 @@ extension AccountsCommands {
             try await withService { service in
                 do {
                     try await service.revokeInvite(id: id, actor: .commandLine)
-                } catch let error as APIError where error.status == 404 {
+                } catch AccountsError.noSuchInvitation {
                     throw CommandError.failure("no invitation with id \(id)")
                 }
                 ctx.io.print("revoked invitation \(id)")

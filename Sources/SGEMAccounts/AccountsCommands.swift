@@ -54,7 +54,7 @@ struct AccountsCommands: Sendable {
                         ctx.io.print("password: \(password)")
                         ctx.io.print("they choose their own at the first login")
                     }
-                } catch let error as APIError {
+                } catch let error as AccountsError {
                     throw CommandError.failure(error.message)
                 }
             }
@@ -62,7 +62,7 @@ struct AccountsCommands: Sendable {
         commands.register(Command("list-users", summary: "list every user", usage: "[--json]",
                                   options: [.flag("json", "print JSON")]) { args, ctx in
             try await withService { service in
-                let (users, _, total, active) = try await service.list(query: "", status: "all", limit: 1_000_000)
+                let (users, _, total, active) = try await service.list(query: "", status: .all, limit: 1_000_000)
                 if args.has("json") {
                     ctx.io.print(JSONValue.object([("items", .array(users.map { u in
                         .object([("id", .number(Double(u.id))), ("username", .string(u.username)), ("displayName", .string(u.displayName)),
@@ -150,10 +150,10 @@ struct AccountsCommands: Sendable {
         try await withService { service in
             let user = try await find(name, service)
             do {
-                _ = try await service.update(userID: user.id, changes: [], role: role, active: active, actor: .commandLine)
-            } catch let error as APIError where error.code == "last_admin" {
+                _ = try await service.update(userID: user.id, changes: ProfileChanges(), role: role, active: active, actor: .commandLine)
+            } catch AccountsError.lastAdmin {
                 throw CommandError.failure("refused: '\(user.username)' is the last active admin")
-            } catch let error as APIError {
+            } catch let error as AccountsError {
                 throw CommandError.failure(error.message)
             }
             ctx.io.print(done(user.username))

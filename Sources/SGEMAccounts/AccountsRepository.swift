@@ -1,7 +1,9 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
+
+/// A column change of `accounts_users`; column names come from `AccountsRepository` only.
+typealias ColumnChange = (column: String, value: SQLValue)
 
 /// Every SQL statement of the accounts module, in domain terms, written once for SQLite and
 /// PostgreSQL. The static methods take the caller's `Database` so that a service composes several
@@ -76,11 +78,12 @@ struct AccountsRepository: Sendable {
     /// word (`accounts_user_words`), filtered by `status` (active, inactive, all), by folded name
     /// then username, after the user `after` (a keyset cursor), at most `limit`. Words and keys
     /// compare as bytes on both backends (PostgreSQL's columns are `COLLATE "C"`).
-    static func users(words: [String], status: String, after: UserCursor?, limit: Int, in db: Database) throws -> [UserRecord] {
+    static func users(words: [String], status: UserStatusFilter, after: UserCursor?, limit: Int, in db: Database) throws -> [UserRecord] {
         var conditions: [SQL] = []
-        if status != "all" {
-            let active: Int64 = status == "inactive" ? 0 : 1
-            conditions.append("active = \(active)")
+        switch status {
+        case .active: conditions.append("active = 1")
+        case .inactive: conditions.append("active = 0")
+        case .all: break
         }
         // One fixed fragment per query word (at most 8), each an index range.
         for word in words {
@@ -169,7 +172,36 @@ struct AccountsRepository: Sendable {
         }
     }
 
-    /// Sets columns of one user; column names come from this module's constants only.
+    /// Applies a profile edit and, for admins, a new role and active flag to one user.
+    static func update(userID: Int64, _ profile: ProfileChanges, role: UserRole? = nil, active: Bool? = nil, in db: Database) throws {
+        var changes: [ColumnChange] = []
+        if let name = profile.displayName {
+            changes.append(("display_name", .text(name)))
+            changes.append(("name_key", .text(SearchKey.fold(name))))
+        }
+        for (field, value) in profile.fields {
+            guard let column = profileColumns[field.json] else { continue }
+            changes.append((column, value.map(SQLValue.text) ?? .null))
+        }
+        if let language = profile.language {
+            changes.append(("language", .text(language)))
+            changes.append(("language_chosen", .integer(1)))
+        }
+        if let enabled = profile.notificationsEnabled { changes.append(("notifications_enabled", .integer(enabled ? 1 : 0))) }
+        if let email = profile.email {
+            changes.append(("email", .text(email)))
+            changes.append(("email_lower", .text(email.lowercased())))
+        }
+        if let role { changes.append(("role", .text(role.rawValue))) }
+        if let active { changes.append(("active", .integer(active ? 1 : 0))) }
+        try update(userID: userID, changes, in: db)
+    }
+
+    /// The column of each profile field (`ProfileField.all`).
+    static let profileColumns = ["position": "position", "phone": "phone", "twitter": "twitter", "linkedin": "linkedin", "bio": "bio",
+                                 "status": "status", "country": "country"]
+
+    /// Sets columns of one user; column names come from this type's constants only.
     static func update(userID: Int64, _ changes: [ColumnChange], in db: Database) throws {
         guard !changes.isEmpty else { return }
         let assignments = changes.map { change -> SQL in "\(raw: change.column) = \(change.value)" }.joined(separator: ", ")
@@ -264,7 +296,7 @@ struct AccountsRepository: Sendable {
         guard let version = try db.fetchOne("""
             UPDATE accounts_users SET avatar_counter = avatar_counter + 1, avatar_version = avatar_counter + 1
             WHERE id = \(userID) RETURNING avatar_version
-            """)?.int64("avatar_version") else { throw APIError.notFound("no such user") }
+            """)?.int64("avatar_version") else { throw AccountsError.userNotFound }
         return version
     }
 
@@ -435,17 +467,5 @@ struct AuditEntry: Sendable, RowDecodable {
         login = row.string("login")
         ip = row.string("ip")
         detail = row.string("detail")
-    }
-
-    /// The API's form: times as RFC 3339 UTC strings.
-    var json: JSONValue {
-        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
-        func int(_ v: Int64?) -> JSONValue { v.map { .number(Double($0)) } ?? .null }
-        return [
-            "id": int(id), "at": text(at?.rfc3339()), "event": .string(event),
-            "actorId": int(actorID), "actorUsername": text(actorUsername),
-            "targetId": int(targetID), "targetUsername": text(targetUsername),
-            "login": text(login), "ip": text(ip), "detail": text(detail),
-        ]
     }
 }

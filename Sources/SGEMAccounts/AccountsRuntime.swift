@@ -59,7 +59,7 @@ struct AccountsRuntime: ModuleRuntime {
 
     /// Adds the accounts routes: `routes` is the `/api/v1` group (accounts has none at the root).
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        AccountsRoutes(runtime: self, services: registry, logger: logger).register(routes)
+        AccountsRoutes(runtime: self).register(routes)
     }
 
     var services: [any ModuleService] {

@@ -1,4 +1,3 @@
-import SGEMHTTP
 import SGEMSupport
 import Synchronization
 
@@ -7,7 +6,7 @@ import Synchronization
 /// running, the queue holds at most `capacity`, and the hashing threads serve clients
 /// round-robin — so one address flooding logins fills only its own share and a login from
 /// anywhere else waits for at most one hash per thread. Work beyond the bounds is refused at
-/// once with 503 `busy` and `Retry-After`, never queued.
+/// once with `AccountsError.hasherBusy` (503 `busy` with `Retry-After`), never queued.
 final class HashScheduler: Sendable {
     /// One queued derivation: `run` does the work and answers the caller; `cancel` answers it with an error.
     struct Job: Sendable {
@@ -38,12 +37,9 @@ final class HashScheduler: Sendable {
     }
 
     /// The answer to work beyond the bounds.
-    var busy: APIError {
-        APIError(status: 503, code: "busy", message: "too many password checks are waiting; try again in a moment",
-                 headers: HTTPHeaders([("Retry-After", String(retryAfter))]))
-    }
+    var busy: AccountsError { .hasherBusy(retryAfter: retryAfter) }
 
-    /// Queues `job` for `client`; throws 503 `busy` when the client's share or the queue is full.
+    /// Queues `job` for `client`; throws `hasherBusy` when the client's share or the queue is full.
     func add(_ job: Job, client: String) throws {
         let refusal: (any Error)? = state.withLock { s in
             if s.closed { return BlockingPoolStopped(name: "hash") }

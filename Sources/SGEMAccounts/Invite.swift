@@ -1,5 +1,4 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
@@ -39,14 +38,6 @@ struct InviteRecord: Sendable, Equatable, RowDecodable {
         if expiresAt <= now { return "expired" }
         return "live"
     }
-
-    /// The admin's view: never the token nor the link (the link is shown once, at creation).
-    func json(at now: Timestamp) -> JSONValue {
-        .object([("id", .number(Double(id))), ("role", .string(role.rawValue)), ("expiresAt", .string(expiresAt.rfc3339())),
-                 ("maxUses", .number(Double(maxUses))), ("uses", .number(Double(uses))), ("note", note.map(JSONValue.string) ?? .null),
-                 ("createdBy", createdBy.map { .number(Double($0)) } ?? .null), ("createdAt", .string(createdAt.rfc3339())),
-                 ("revokedAt", revokedAt.map { .string($0.rfc3339()) } ?? .null), ("status", .string(status(at: now)))])
-    }
 }
 
 /// The limits of an invitation, shared by the API and `admin invite create`.
@@ -80,11 +71,6 @@ enum InviteRules {
     }
 
     static func hash(_ token: String) -> String { Crypto.hex(Crypto.sha256(Array(token.utf8))) }
-
-    /// The one answer for every token that cannot make an account, so that none of them tells
-    /// an unknown token from a spent one.
-    static let notFound = APIError(status: 404, code: "invite_not_found",
-                                   message: "this invitation is unknown, expired, used up or withdrawn; ask an admin for a new link")
 }
 
 /// An invitation's settings as an admin asks for them.

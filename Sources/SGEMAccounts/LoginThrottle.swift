@@ -1,4 +1,3 @@
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 import Synchronization
@@ -39,7 +38,7 @@ public struct ThrottlePolicy: Sendable {
 /// What the login throttle needs wherever its counters live: in memory (`LoginThrottle`) or in
 /// the database, shared by every instance (`SharedLoginThrottle`, what the server uses).
 protocol LoginThrottling: Sendable {
-    /// Reserves a login attempt for `account` from `address`, or throws 429 `rate_limited`.
+    /// Reserves a login attempt for `account` from `address`, or throws `AccountsError.throttled`.
     func reserveLogin(account: String, address: String) async throws -> ThrottleAttempt
     /// Reserves a first-run setup attempt from `address`.
     func reserveSetup(address: String) async throws -> ThrottleAttempt
@@ -205,7 +204,7 @@ final class LoginThrottle: LoginThrottling {
             if all.count > policy.capacity { evict(&all, keeping: wait == nil ? attempt.keys.map(\.key) : []) }
             return wait
         }
-        if let wait { throw APIError.rateLimited(retryAfter: Int(max(1, wait))) }
+        if let wait { throw AccountsError.throttled(retryAfter: Int(max(1, wait))) }
         return attempt
     }
 
@@ -296,10 +295,8 @@ final class SharedLoginThrottle: LoginThrottling {
         }
         switch outcome {
         case .reserved: return attempt
-        case .wait(let seconds): throw APIError.rateLimited(retryAfter: Int(max(1, seconds)))
-        case .busy:
-            throw APIError(status: 503, code: "busy", message: "too many password checks are waiting; try again in a moment",
-                           headers: HTTPHeaders([("Retry-After", "1")]))
+        case .wait(let seconds): throw AccountsError.throttled(retryAfter: Int(max(1, seconds)))
+        case .busy: throw AccountsError.hasherBusy(retryAfter: 1)
         }
     }
 

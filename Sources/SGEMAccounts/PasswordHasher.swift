@@ -48,7 +48,7 @@ final class PasswordHasher: Sendable {
     let timings: Histogram
 
     /// - Parameters:
-    ///   - queueCapacity: most hashes waiting for a thread; more are answered 503 `busy`.
+    ///   - queueCapacity: most hashes waiting for a thread; more are refused (`AccountsError.hasherBusy`).
     ///   - perClient: most hashes one client may have waiting or running.
     init(logN: Int, threads: Int, queueCapacity: Int = 64, perClient: Int = 8, metrics: MetricsRegistry = .shared) {
         parameters = ScryptParameters(logN: logN)

@@ -29,9 +29,17 @@ final class SessionManager: SessionAuthenticator {
         let ip: String?
         let userAgent: String?
 
-        init(_ request: Request?) {
-            ip = request?.clientAddress
-            userAgent = request?.headers["User-Agent"].map { String($0.prefix(200)) }
+        /// Nobody known: the command line.
+        static let unknown = ClientInfo(ip: nil, userAgent: nil)
+
+        init(ip: String?, userAgent: String?) {
+            self.ip = ip
+            self.userAgent = userAgent
+        }
+
+        init(_ request: Request) {
+            ip = request.clientAddress
+            userAgent = request.headers["User-Agent"].map { String($0.prefix(200)) }
         }
     }
 
@@ -58,16 +66,26 @@ final class SessionManager: SessionAuthenticator {
                           createdAt: now, expiresAt: now + min(idle, maximum))
     }
 
+    /// The user of `request`'s session; the API's errors for an expired session, an inactive
+    /// account or a failed CSRF check (this is where other modules' routes meet accounts).
     func authenticate(_ request: Request, allowQueryToken: Bool) async throws -> AuthenticatedUser? {
+        do {
+            return try await user(of: request, allowQueryToken: allowQueryToken)
+        } catch let error as AccountsError {
+            throw error.apiError
+        }
+    }
+
+    private func user(of request: Request, allowQueryToken: Bool) async throws -> AuthenticatedUser? {
         guard let (token, viaCookie) = try SessionManager.credentials(request, allowQueryToken: allowQueryToken) else { return nil }
         let digest = SessionManager.digest(token)
         let found = try await store.read { db in try AccountsRepository.session(tokenDigest: digest, in: db) }
         let now = Timestamp.now().milliseconds
         guard let session = found, session.expiresAt > now else {
-            throw APIError(status: 401, code: "session_expired", message: "the session has expired or was ended; log in again")
+            throw AccountsError.sessionExpired
         }
         guard session.userActive else {
-            throw APIError(status: 403, code: "account_inactive", message: "this account has been deactivated")
+            throw AccountsError.accountInactive
         }
         if viaCookie && !request.method.isSafe {
             try SessionManager.checkCSRF(request, storedDigest: session.csrfDigest)
@@ -100,7 +118,7 @@ final class SessionManager: SessionAuthenticator {
         if let authorization = request.headers["Authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-                throw APIError.unauthenticated("use 'Authorization: Bearer <token>'")
+                throw AccountsError.badAuthorization
             }
             return (String(parts[1]).trimmingWhitespace(), false)
         }
@@ -119,17 +137,15 @@ final class SessionManager: SessionAuthenticator {
         return nil
     }
 
-    static let csrfFailed = APIError(status: 403, code: "csrf_failed", message: "missing or wrong X-CSRF-Token, or a foreign Origin")
-
     /// A cookie-authenticated unsafe request needs the session's CSRF token and, when the
     /// browser sends `Origin`, an origin naming this very host.
     static func checkCSRF(_ request: Request, storedDigest: String) throws {
         guard let token = request.headers["X-CSRF-Token"], !token.isEmpty,
-              Crypto.constantTimeEqual(Array(digest(token).utf8), Array(storedDigest.utf8)) else { throw csrfFailed }
+              Crypto.constantTimeEqual(Array(digest(token).utf8), Array(storedDigest.utf8)) else { throw AccountsError.csrfFailed }
         if let origin = request.headers["Origin"] {
-            guard let host = request.headers["Host"]?.lowercased(), !host.isEmpty else { throw csrfFailed }
+            guard let host = request.headers["Host"]?.lowercased(), !host.isEmpty else { throw AccountsError.csrfFailed }
             let o = origin.lowercased()
-            guard o == "http://" + host || o == "https://" + host else { throw csrfFailed }
+            guard o == "http://" + host || o == "https://" + host else { throw AccountsError.csrfFailed }
         }
     }
 
@@ -145,7 +161,7 @@ final class SessionManager: SessionAuthenticator {
     /// `Origin` must be present and equal the scheme (per `isSecure`) and `Host` of the request.
     static func checkWebSocketOrigin(_ request: Request) throws {
         guard let origin = request.headers["Origin"]?.lowercased(), let host = request.headers["Host"]?.lowercased(), !host.isEmpty,
-              origin == (request.isSecure ? "https://" : "http://") + host else { throw csrfFailed }
+              origin == (request.isSecure ? "https://" : "http://") + host else { throw AccountsError.csrfFailed }
     }
 
     /// `Set-Cookie` for a new session.

@@ -56,41 +56,6 @@ struct UserRecord: Sendable, RowDecodable {
     /// `/api/v1/users/{id}/avatar?v={version}`, nil without an avatar.
     var avatarURL: String? { avatarVersion.map { "/api/v1/users/\(id)/avatar?v=\($0)" } }
 
-    /// The public view every user may see.
-    var publicJSON: JSONValue { .object(publicFields) }
-
-    /// The user's own view: the public one plus settings and the last login.
-    var privateJSON: JSONValue {
-        .object(publicFields + [
-            ("notificationsEnabled", .bool(notificationsEnabled)),
-            ("lastLoginAt", lastLoginAt.map { .string($0.rfc3339()) } ?? .null),
-            ("mustChangePassword", .bool(mustChangePassword)),
-            ("languageChosen", .bool(languageChosen)),
-        ])
-    }
-
-    private var publicFields: [(String, JSONValue)] {
-        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
-        return [
-            ("id", .number(Double(id))),
-            ("username", .string(username)),
-            ("displayName", .string(displayName)),
-            ("role", .string(role.rawValue)),
-            ("active", .bool(active)),
-            ("position", text(position)),
-            ("phone", text(phone)),
-            ("email", .string(email)),
-            ("twitter", text(twitter)),
-            ("linkedin", text(linkedin)),
-            ("bio", text(bio)),
-            ("status", text(status)),
-            ("country", text(country)),
-            ("language", .string(language)),
-            ("avatarUrl", text(avatarURL)),
-            ("createdAt", .string(createdAt.rfc3339())),
-        ]
-    }
-
     var directoryUser: DirectoryUser {
         DirectoryUser(id: id, username: username, displayName: displayName, email: email, role: role, active: active, language: language,
                       notificationsEnabled: notificationsEnabled)
@@ -162,19 +127,19 @@ enum AccountRules {
 /// A profile field that `PATCH /me` and `PATCH /admin/users/{id}` may change.
 struct ProfileField: Sendable {
     enum Kind: Sendable { case text, phone, twitter, linkedin }
+    /// Its name in the API (and in the audit log's list of changed fields).
     let json: String
-    let column: String
     let maxLength: Int
     let kind: Kind
 
     static let all: [ProfileField] = [
-        ProfileField(json: "position", column: "position", maxLength: 100, kind: .text),
-        ProfileField(json: "phone", column: "phone", maxLength: 40, kind: .phone),
-        ProfileField(json: "twitter", column: "twitter", maxLength: 50, kind: .twitter),
-        ProfileField(json: "linkedin", column: "linkedin", maxLength: 200, kind: .linkedin),
-        ProfileField(json: "bio", column: "bio", maxLength: 2000, kind: .text),
-        ProfileField(json: "status", column: "status", maxLength: 140, kind: .text),
-        ProfileField(json: "country", column: "country", maxLength: 64, kind: .text),
+        ProfileField(json: "position", maxLength: 100, kind: .text),
+        ProfileField(json: "phone", maxLength: 40, kind: .phone),
+        ProfileField(json: "twitter", maxLength: 50, kind: .twitter),
+        ProfileField(json: "linkedin", maxLength: 200, kind: .linkedin),
+        ProfileField(json: "bio", maxLength: 2000, kind: .text),
+        ProfileField(json: "status", maxLength: 140, kind: .text),
+        ProfileField(json: "country", maxLength: 64, kind: .text),
     ]
 
     /// The stored form of `raw` (nil clears), or a problem.

@@ -390,7 +390,7 @@ extension ModuleServer {
         #expect(session?.lastUsedAt == 1_764_534_300_000)
         #expect(session?.expiresAt == 1_765_139_046_000)
         #expect(audit.first?.at?.rfc3339() == "2026-11-30T20:24:06Z")
-        #expect(audit.first?.json["at"] == "2026-11-30T20:24:06Z", "the API still shows RFC 3339")
+        #expect(audit.first?.view.at == "2026-11-30T20:24:06Z", "the API still shows RFC 3339")
         // New rows are written as integers too.
         let newID = try await store.write { db in
             try AccountsRepository.insertUser(username: "cat", email: "cat@example.com", displayName: "Cat", role: .employee,

@@ -84,7 +84,7 @@ struct AccountsRepositoryTests {
         }
         for (query, status, expected) in Self.searches {
             let found = try await store.read { db in
-                try AccountsRepository.users(words: SearchKey.queryWords(query), status: status, after: nil, limit: 100, in: db)
+                try AccountsRepository.users(words: SearchKey.queryWords(query), status: UserStatusFilter(rawValue: status)!, after: nil, limit: 100, in: db)
             }
             #expect(found.map(\.username) == expected, "\(backend): q=\(query) status=\(status)")
         }
@@ -94,7 +94,7 @@ struct AccountsRepositoryTests {
         while true {
             let after = cursor
             let page = try await store.read { db in
-                try AccountsRepository.users(words: [], status: "all", after: after, limit: 2, in: db)
+                try AccountsRepository.users(words: [], status: .all, after: after, limit: 2, in: db)
             }
             paged += page.map(\.username)
             guard let last = page.last, page.count == 2 else { break }

@@ -47,8 +47,8 @@ extension LoginThrottle {
         do {
             release(try reserveLogin(account: account, address: address))
             return nil
-        } catch let error as APIError {
-            return error.headers["Retry-After"].flatMap { Int($0) }
+        } catch let AccountsError.throttled(retryAfter) {
+            return retryAfter
         } catch {
             return -1
         }
@@ -109,9 +109,8 @@ extension LoginThrottle {
         var admitted: [LoginThrottle.Attempt] = []
         var refused: [Int] = []
         for _ in 0..<30 {
-            do { admitted.append(try throttle.reserveLogin(account: "bob", address: "10.0.0.1")) } catch let error as APIError {
-                #expect(error.code == "rate_limited")
-                refused.append(error.headers["Retry-After"].flatMap { Int($0) } ?? 0)
+            do { admitted.append(try throttle.reserveLogin(account: "bob", address: "10.0.0.1")) } catch let AccountsError.throttled(retryAfter) {
+                refused.append(retryAfter)
             }
         }
         #expect(admitted.count == 5)
@@ -140,7 +139,7 @@ extension LoginThrottle {
         let clock = ManualClock()
         let throttle = LoginThrottle(policy: ThrottlePolicy(addressRegistrations: 2, baseLock: 30, now: { clock.now }))
         for _ in 0..<2 { throttle.fail(try throttle.reserveRegistration(address: "10.0.0.1")) }
-        #expect(throws: APIError.self) { try throttle.reserveRegistration(address: "10.0.0.1") }
+        #expect(throws: AccountsError.self) { try throttle.reserveRegistration(address: "10.0.0.1") }
         throttle.release(try throttle.reserveRegistration(address: "10.0.0.2"))
         #expect(throttle.retryAfter(account: "bob", address: "10.0.0.1") == nil, "registrations do not lock logins")
     }
@@ -177,10 +176,11 @@ extension LoginThrottle {
         do {
             try scheduler.add(job("flood", log), client: "10.0.0.1")
             Issue.record("a fourth job of one client must be refused")
-        } catch let error as APIError {
-            #expect(error.status == 503)
-            #expect(error.code == "busy")
-            #expect(error.headers["Retry-After"] == "1")
+        } catch let error as AccountsError {
+            #expect(error == .hasherBusy(retryAfter: 1))
+            #expect(error.apiError.status == 503)
+            #expect(error.apiError.code == "busy")
+            #expect(error.apiError.headers["Retry-After"] == "1")
         }
         try scheduler.add(job("real", log), client: "10.0.0.2")
         scheduler.runNext()
@@ -197,7 +197,7 @@ extension LoginThrottle {
         let scheduler = HashScheduler(capacity: 4, perClient: 2)
         let log = Shared<[String]>([])
         for i in 0..<2 { for _ in 0..<2 { try scheduler.add(job("c\(i)", log), client: "c\(i)") } }
-        #expect(throws: APIError.self) { try scheduler.add(self.job("late", log), client: "another") }
+        #expect(throws: AccountsError.self) { try scheduler.add(self.job("late", log), client: "another") }
         scheduler.close(cancelling: BlockingPoolStopped(name: "hash"))
         #expect(log.value.filter { $0.hasPrefix("cancelled") }.count == 4, "closing answers every queued caller")
         #expect(throws: BlockingPoolStopped.self) { try scheduler.add(self.job("after", log), client: "c0") }
