@@ -14,10 +14,14 @@ public struct Response: Sendable {
         self.body = body
     }
 
-    /// `value` encoded as JSON; an encoding failure becomes a 500 error body.
+    /// `value` encoded as JSON, keys sorted; an encoding failure becomes a 500 error body.
     public static func json<T: Encodable>(_ value: T, status: Int = 200) -> Response {
         do {
-            let data = try JSONEncoder().encode(value)
+            let encoder = JSONEncoder()
+            // JSONEncoder's own key order changes from one run to the next; sorted, the same value
+            // always gives the same bytes. Slashes stay unescaped, as `JSONValue` writes them.
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(value)
             return Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(data))
         } catch {
             return .error(APIError(status: 500, code: "internal", message: "internal error; the response could not be encoded"))
