@@ -29,16 +29,8 @@ struct HolidayCalendarController: Sendable {
     /// hundreds of absences (the same objects as `Absence`'s `Encodable` form).
     func calendar(_ request: Request, _ context: RequestContext) async throws -> Response {
         let me = try context.user()
-        var problems: [String: String] = [:]
-        let from = HolidaysAPI.queryDate(request, "from", &problems)
-        let to = HolidaysAPI.queryDate(request, "to", &problems)
-        if let from, let to {
-            if to < from { problems["to"] = "must not be before from" } else if from.distance(to: to) + 1 > HolidayBook.maxCalendarDays {
-                problems["to"] = "the range spans at most \(HolidayBook.maxCalendarDays) days"
-            }
-        }
-        guard problems.isEmpty, let from, let to else { throw APIError.validationFailed(problems) }
-        let absences = try await book.calendar(from: from, to: to, viewer: me)
+        let window = try CalendarWindow(request)
+        let absences = try await book.calendar(from: window.from, to: window.to, viewer: me)
         return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: HolidayBook.Absence.page(absences))
     }
 

@@ -32,22 +32,9 @@ struct HolidayDecisionsController: Sendable {
         authenticated: true)
 
     func list(_ request: Request, _ context: RequestContext) async throws -> Response {
-        var problems: [String: String] = [:]
-        var status: HolidayStatus?
-        if let raw = request.query["status"], !raw.isEmpty {
-            status = HolidayStatus(rawValue: raw)
-            if status == nil { problems["status"] = "must be pending, approved, rejected or cancelled" }
-        }
-        var userID: Int64?
-        if let raw = request.query["userId"], !raw.isEmpty {
-            userID = Int64(raw)
-            if userID == nil || userID! < 1 { problems["userId"] = "must be a user id" }
-        }
-        let limit = HolidaysAPI.integer(request, "limit", in: 1...HolidayBook.maxRows, default: 1000, &problems)
-        let year = HolidaysAPI.optionalYear(request, &problems)
-        if !problems.isEmpty { throw APIError.validationFailed(problems) }
-        let typeKey = request.query["type"].flatMap { $0.isEmpty ? nil : $0 }
-        return .json(Items(items: try await book.adminList(status: status, year: year, userID: userID, typeKey: typeKey, limit: limit)))
+        let filter = try AdminListFilter(request)
+        return .json(Items(items: try await book.adminList(status: filter.status, year: filter.year, userID: filter.userID,
+                                                           typeKey: filter.typeKey, limit: filter.limit)))
     }
 
     static let exportDoc = RouteDoc(

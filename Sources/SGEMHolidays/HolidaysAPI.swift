@@ -44,22 +44,6 @@ enum HolidaysAPI {
         return year
     }
 
-    static func integer(_ request: Request, _ key: String, in range: ClosedRange<Int>, default value: Int,
-                        _ problems: inout [String: String]) -> Int {
-        guard let raw = request.query[key], !raw.isEmpty else { return value }
-        guard let n = Int(raw), range.contains(n) else {
-            problems[key] = "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
-            return value
-        }
-        return n
-    }
-
-    static func queryDate(_ request: Request, _ key: String, _ problems: inout [String: String]) -> Day? {
-        guard let raw = request.query[key], !raw.isEmpty else { problems[key] = "is required (YYYY-MM-DD)"; return nil }
-        guard let day = Day(iso: raw) else { problems[key] = HolidaysAPI.dateProblem; return nil }
-        return day
-    }
-
     static let dateProblem = "must be a real calendar date as YYYY-MM-DD from \(Day.years.lowerBound) to \(Day.years.upperBound)"
 
     /// Who is changing something, for the audit trail.
