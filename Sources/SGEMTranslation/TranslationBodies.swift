@@ -61,37 +61,53 @@ struct TranslationSettingsBody {
 
     init(_ request: Request) throws {
         var body = try JSONBody(request)
-        var change: [(String, String?)] = []
-        if let provider = body.string("provider") {
-            if ProviderSettings.names.contains(provider) { change.append((TranslationDesk.providerKey, provider)) } else {
-                body.problem("provider", "must be libretranslate, deepl, yandex or none")
-            }
-        } else if body.fields["provider"] == .null { body.problem("provider", "must be libretranslate, deepl, yandex or none") }
-        if let url = body.string("url") {
-            let trimmed = url.trimmingSpaces
-            if let problem = TranslationDesk.urlProblem(trimmed) { body.problem("url", problem) } else {
-                change.append((TranslationDesk.urlKey, trimmed.isEmpty ? nil : trimmed))
-            }
+        change = [TranslationSettingsBody.provider(&body), TranslationSettingsBody.url(&body), TranslationSettingsBody.apiKey(&body),
+                  TranslationSettingsBody.timeout(&body)].compactMap { $0 }
+        try body.check()
+    }
+
+    typealias Setting = (key: String, value: String?)
+
+    private static func provider(_ body: inout JSONBody) -> Setting? {
+        let problem = "must be libretranslate, deepl, yandex or none"
+        guard let provider = body.string("provider") else {
+            if body.fields["provider"] == .null { body.problem("provider", problem) }
+            return nil
         }
+        guard ProviderSettings.names.contains(provider) else { body.problem("provider", problem); return nil }
+        return (TranslationDesk.providerKey, provider)
+    }
+
+    /// Trimmed; empty clears it (the provider's own address).
+    private static func url(_ body: inout JSONBody) -> Setting? {
+        guard let url = body.string("url")?.trimmingSpaces else { return nil }
+        if let problem = TranslationDesk.urlProblem(url) { body.problem("url", problem); return nil }
+        return (TranslationDesk.urlKey, url.isEmpty ? nil : url)
+    }
+
+    /// A string sets it, null removes it, absent keeps it.
+    private static func apiKey(_ body: inout JSONBody) -> Setting? {
         switch body.nullableString("apiKey") {
-        case .none: break
-        case .some(nil): change.append((TranslationDesk.apiKeyKey, nil))
+        case .none: return nil
+        case .some(nil): return (TranslationDesk.apiKeyKey, nil)
         case let .some(key?):
             let trimmed = key.trimmingSpaces
-            if trimmed.isEmpty || trimmed.utf8.count > 512 || trimmed.contains(where: { $0.isNewline }) {
-                body.problem("apiKey", "must be 1 to 512 characters on one line (null removes the key)")
-            } else {
-                change.append((TranslationDesk.apiKeyKey, trimmed))
+            guard trimmed.isEmpty || trimmed.utf8.count > 512 || trimmed.contains(where: { $0.isNewline }) else {
+                return (TranslationDesk.apiKeyKey, trimmed)
             }
+            body.problem("apiKey", "must be 1 to 512 characters on one line (null removes the key)")
+            return nil
         }
+    }
+
+    private static func timeout(_ body: inout JSONBody) -> Setting? {
         switch body.fields["timeoutMs"] {
-        case nil: break
-        case let .number(n)? where n == n.rounded() && (500...60_000).contains(n):
-            change.append((TranslationDesk.timeoutKey, String(Int(n))))
-        default: body.problem("timeoutMs", "must be a whole number from 500 to 60000")
+        case nil: return nil
+        case let .number(n)? where n == n.rounded() && (500...60_000).contains(n): return (TranslationDesk.timeoutKey, String(Int(n)))
+        default:
+            body.problem("timeoutMs", "must be a whole number from 500 to 60000")
+            return nil
         }
-        try body.check()
-        self.change = change
     }
 }
 
