@@ -1,6 +1,5 @@
 import SGEMContracts
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
@@ -94,14 +93,21 @@ struct HolidayBook: Sendable {
 
     /// An employee's year: the summary, the requests with a day in it, and the company's working
     /// weekdays (so a form can count days as dates are picked).
-    func year(of userID: Int64, year: Int?) async throws -> (HolidaySummary, [HolidayRequest], [Int]) {
+    func year(of userID: Int64, year: Int?) async throws -> HolidayYear {
         let settings = try await self.settings()
         let today = today(settings)
         let year = year ?? today.year
         return try await store.read { db in
-            (try HolidayBook.summary(userID: userID, year: year, settings: settings, today: today, in: db),
-             try HolidaysRepository.requests(userID: userID, year: year, in: db), settings.workingDays)
+            HolidayYear(summary: try HolidayBook.summary(userID: userID, year: year, settings: settings, today: today, in: db),
+                        requests: try HolidaysRepository.requests(userID: userID, year: year, in: db), workingDays: settings.workingDays)
         }
+    }
+
+    /// Refuses `viewer` a look at `userID`'s year unless it is their own or they are an admin;
+    /// `userNotFound` when an admin names nobody.
+    func checkYearAccess(of userID: Int64, viewer: AuthenticatedUser) async throws {
+        guard viewer.isAdmin || viewer.id == userID else { throw HolidaysError.forbidden("only an admin sees another person's holidays") }
+        if viewer.id != userID, try await directory?.user(id: userID) == nil { throw HolidaysError.userNotFound }
     }
 
     // MARK: Requests
@@ -127,24 +133,21 @@ struct HolidayBook: Sendable {
         let (journal, notices) = (self.journal, self.notices)
         let request = try await store.write { db -> HolidayRequest in
             guard let type = try HolidaysRepository.leaveType(key: draft.typeKey ?? "vacation", in: db) else {
-                throw APIError.validationFailed(["type": "must be the key of a leave type (see GET /leave-types)"])
+                throw HolidaysError.invalid(["type": "must be the key of a leave type (see GET /leave-types)"])
             }
             let calendar = try HolidayBook.workingCalendar(from: draft.start, to: draft.end, settings: settings, in: db)
             let perYear = calendar.days(from: draft.start, to: draft.end, halfStart: draft.halfStart, halfEnd: draft.halfEnd)
             guard perYear.values.reduce(0, +) > 0 else {
-                throw APIError.validationFailed(["end": "the dates hold no working day (weekends and public holidays do not count)"])
+                throw HolidaysError.invalid(["end": "the dates hold no working day (weekends and public holidays do not count)"])
             }
             if try HolidaysRepository.overlaps(userID: userID, start: draft.start, end: draft.end, in: db) {
-                throw APIError.conflict("holiday_overlap", "these dates overlap one of your pending or approved requests")
+                throw HolidaysError.overlap
             }
             if type.countsAgainstAllowance {
                 for (year, days) in perYear.sorted(by: { $0.key < $1.key }) {
                     let summary = try HolidayBook.summary(userID: userID, year: year, settings: settings, today: today, in: db)
                     if days > summary.remainingDays {
-                        throw APIError(status: 409, code: "allowance_exceeded",
-                                       message: "not enough days left in \(year): this request needs \(HolidayBook.format(days)) days of \(year) and \(HolidayBook.format(summary.remainingDays)) remain",
-                                       details: ["year": .number(Double(year)), "requestedDays": .number(days),
-                                                 "remainingDays": .number(summary.remainingDays)])
+                        throw HolidaysError.allowanceExceeded(year: year, requestedDays: days, remainingDays: summary.remainingDays)
                     }
                 }
             }
@@ -160,12 +163,12 @@ struct HolidayBook: Sendable {
 
     /// The date checks that need no database: order, span, half days.
     static func checkDates(_ draft: Draft) throws {
-        if draft.end < draft.start { throw APIError.validationFailed(["end": "must not be before start"]) }
+        if draft.end < draft.start { throw HolidaysError.invalid(["end": "must not be before start"]) }
         if draft.start.distance(to: draft.end) + 1 > maxSpanDays {
-            throw APIError.validationFailed(["end": "a request spans at most \(maxSpanDays) days; file longer leave as several requests"])
+            throw HolidaysError.invalid(["end": "a request spans at most \(maxSpanDays) days; file longer leave as several requests"])
         }
         if draft.start == draft.end, draft.halfStart, draft.halfEnd {
-            throw APIError.validationFailed(["halfEnd": "a one-day request cannot both start at midday and end at midday; use one half day"])
+            throw HolidaysError.invalid(["halfEnd": "a one-day request cannot both start at midday and end at midday; use one half day"])
         }
     }
 
@@ -178,7 +181,7 @@ struct HolidayBook: Sendable {
                              language: String, decider: String?, notices: any NoticePublisher, journal: any EventJournal,
                              audit: (trail: any AuditTrail, actor: AuditActor)? = nil, in db: Database) throws -> HolidayRequest {
         try HolidaysRepository.appendHistory(requestID: id, HistoryEntry(from: from, to: to, byUserID: actor, at: time, note: note), in: db)
-        guard let request = try HolidaysRepository.request(id: id, in: db) else { throw APIError.notFound("no such request") }
+        guard let request = try HolidaysRepository.request(id: id, in: db) else { throw HolidaysError.requestNotFound }
         let facts = noticeFacts(request, from: from, note: note, decider: decider)
         if actor != request.userID {
             _ = try notices.publish(PersonalNotice(recipientID: request.userID, facts: facts, language: language, authorID: actor), in: db)
@@ -189,7 +192,7 @@ struct HolidayBook: Sendable {
             try trail.record(who.record("holiday.\(facts.action.rawValue)", detail, target: request.userID), in: db)
         }
         _ = try journal.append(RealtimeEvent(type: "holiday.updated", audience: .userAndAdmins(request.userID), data: [
-            "request": request.json, "from": from.map { .string($0.rawValue) } ?? .null, "to": .string(to.rawValue),
+            "request": request.jsonValue, "from": from.map { .string($0.rawValue) } ?? .null, "to": .string(to.rawValue),
         ]), in: db)
         return request
     }
@@ -224,7 +227,7 @@ struct HolidayBook: Sendable {
     func request(_ id: Int64, viewer: AuthenticatedUser) async throws -> HolidayRequest {
         guard let request = try await repository.request(id: id),
               viewer.isAdmin || request.userID == viewer.id else {
-            throw APIError.notFound("no such request")
+            throw HolidaysError.requestNotFound
         }
         return request
     }
@@ -248,16 +251,16 @@ struct HolidayBook: Sendable {
         let audited = audit.map { (trail: $0, actor: AuditActor(userID: actor.id, ip: ip)) }
         let request = try await store.write { db -> HolidayRequest in
             guard let current = try HolidaysRepository.request(id: id, in: db), actor.isAdmin || current.userID == actor.id else {
-                throw APIError.notFound("no such request")
+                throw HolidaysError.requestNotFound
             }
             let who = HolidayTransitions.Actor(userID: actor.id, isAdmin: actor.isAdmin, anotherActiveAdmin: anotherAdmin)
             let next: HolidayStatus
             switch HolidayTransitions.next(action, from: current.status, owner: current.userID, start: current.start, today: today, actor: who) {
             case let .success(status): next = status
             case let .failure(.invalidTransition(from, action)):
-                throw APIError.conflict("invalid_transition", "a \(from.rawValue) request cannot be \(HolidayBook.pastTense(action))")
+                throw HolidaysError.invalidTransition(from: from, action: action)
             case let .failure(.forbidden(message)):
-                throw APIError.forbidden(message)
+                throw HolidaysError.forbidden(message)
             }
             let decision = action != .cancel
             try HolidaysRepository.setStatus(id: id, to: next, decidedBy: decision ? actor.id : nil, at: now, note: decision ? note : nil, in: db)
@@ -285,10 +288,10 @@ struct HolidayBook: Sendable {
     // MARK: Admin views
 
     /// The admin list with filters, pending first, each with the employee's display name.
-    func adminList(status: HolidayStatus?, year: Int?, userID: Int64?, typeKey: String?, limit: Int) async throws -> [(HolidayRequest, String)] {
+    func adminList(status: HolidayStatus?, year: Int?, userID: Int64?, typeKey: String?, limit: Int) async throws -> [AdminListItem] {
         let requests = try await repository.adminRequests(status: status, year: year, userID: userID, typeKey: typeKey, limit: limit)
         let names = try await displayNames(Set(requests.map(\.userID)))
-        return requests.map { ($0, names[$0.userID]?.displayName ?? "") }
+        return requests.map { AdminListItem(request: $0, displayName: names[$0.userID]?.displayName ?? "") }
     }
 
     /// The export of `year` as CSV for a spreadsheet: a UTF-8 byte order mark (so Excel reads
@@ -338,12 +341,6 @@ struct HolidayBook: Sendable {
     struct Overlap: Sendable {
         let request: HolidayRequest
         let displayName: String
-
-        /// `{requestId, userId, displayName, start, end, status}`.
-        var json: JSONValue {
-            ["requestId": .number(Double(request.id)), "userId": .number(Double(request.userID)), "displayName": .string(displayName),
-             "start": .string(request.start.iso), "end": .string(request.end.iso), "status": .string(request.status.rawValue)]
-        }
     }
 
     func detail(_ id: Int64) async throws -> Detail {
@@ -360,7 +357,7 @@ struct HolidayBook: Sendable {
             let calendar = try HolidayBook.workingCalendar(from: request.start, to: request.end, settings: settings, in: db)
             return (request, summary, others, away, calendar)
         }
-        guard let (request, summary, others, away, calendar) = found else { throw APIError.notFound("no such request") }
+        guard let (request, summary, others, away, calendar) = found else { throw HolidaysError.requestNotFound }
         let users = try await displayNames(Set(away.map(\.userID) + [request.userID]))
         let awayActive = away.filter { users[$0.userID]?.active ?? true }
         let overLimit = settings.maxSimultaneousAbsences.map {
@@ -391,32 +388,25 @@ struct HolidayBook: Sendable {
         /// Whether the viewer may see the leave type (an admin, or their own).
         let typeVisible: Bool
 
-        /// The calendar item: `{userId, displayName, start, end, halfStart, halfEnd, status, type, typeName}`.
-        var json: JSONValue {
-            let r = request
-            return .object([
-                ("userId", .number(Double(r.userID))), ("displayName", .string(displayName)),
-                ("start", .string(r.start.iso)), ("end", .string(r.end.iso)), ("halfStart", .bool(r.halfStart)),
-                ("halfEnd", .bool(r.halfEnd)), ("status", .string(r.status.rawValue)),
-                ("type", typeVisible ? .string(r.type.key) : .null), ("typeName", .string(typeVisible ? r.type.name : "away")),
-            ])
-        }
+        /// The calendar item (see its `Encodable` conformance), as a tree.
+        var json: JSONValue { jsonValue }
 
-        /// Appends the same JSON as `json` straight to `out`: a month of a large company is
-        /// hundreds of absences, and building the tree cost more than writing the text.
+        /// Appends the same JSON as `json` straight to `out`, keys sorted as `Response.json` sorts
+        /// them: a month of a large company is hundreds of absences, and building the tree cost
+        /// more than writing the text.
         func write(into out: inout [UInt8]) {
             func raw(_ k: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)) }
             let r = request
-            raw(#"{"userId":"#); out.append(contentsOf: String(r.userID).utf8)
-            raw(#","displayName":"#); JSONValue.writeString(displayName, into: &out)
+            raw(#"{"displayName":"#); JSONValue.writeString(displayName, into: &out)
+            raw(#","end":""#); out.append(contentsOf: r.end.iso.utf8)
+            raw(#"","halfEnd":"#); raw(r.halfEnd ? "true" : "false")
+            raw(#","halfStart":"#); raw(r.halfStart ? "true" : "false")
             raw(#","start":""#); out.append(contentsOf: r.start.iso.utf8)
-            raw(#"","end":""#); out.append(contentsOf: r.end.iso.utf8)
-            raw(#"","halfStart":"#); raw(r.halfStart ? "true" : "false")
-            raw(#","halfEnd":"#); raw(r.halfEnd ? "true" : "false")
-            raw(#","status":"#); JSONValue.writeString(r.status.rawValue, into: &out)
+            raw(#"","status":"#); JSONValue.writeString(r.status.rawValue, into: &out)
             raw(#","type":"#)
             if typeVisible { JSONValue.writeString(r.type.key, into: &out) } else { raw("null") }
             raw(#","typeName":"#); JSONValue.writeString(typeVisible ? r.type.name : "away", into: &out)
+            raw(#","userId":"#); out.append(contentsOf: String(r.userID).utf8)
             out.append(UInt8(ascii: "}"))
         }
 
@@ -502,7 +492,7 @@ struct HolidayBook: Sendable {
             var added: [PublicHoliday] = []
             for (date, name) in entries {
                 guard let holiday = try HolidaysRepository.insertPublicHoliday(date: date, name: name, at: now, in: db) else {
-                    throw APIError.conflict("public_holiday_exists", "\(date.iso) is already a public holiday")
+                    throw HolidaysError.publicHolidayExists(date)
                 }
                 try audit?.0.record(audit!.1.record("holiday.public_added", "\(date.iso) \(name)"), in: db)
                 added.append(holiday)
@@ -511,18 +501,19 @@ struct HolidayBook: Sendable {
         }
     }
 
-    /// Removes a public holiday; false when there is none with `id`.
-    func deletePublicHoliday(_ id: Int64, by actor: AuditActor) async throws -> Bool {
+    /// Removes a public holiday; `publicHolidayNotFound` when there is none with `id`.
+    func deletePublicHoliday(_ id: Int64, by actor: AuditActor) async throws {
         let audit = self.audit
-        return try await store.write { db in
+        try await store.write { db in
             let holiday = try HolidaysRepository.publicHoliday(id: id, in: db)
-            guard try HolidaysRepository.deletePublicHoliday(id: id, in: db) else { return false }
+            guard try HolidaysRepository.deletePublicHoliday(id: id, in: db) else { throw HolidaysError.publicHolidayNotFound }
             try audit?.record(actor.record("holiday.public_deleted", holiday.map { "\($0.date.iso) \($0.name)" } ?? "#\(id)"), in: db)
-            return true
         }
     }
 
+    /// Sets `userID`'s allowance for `year`; `userNotFound` when the directory has nobody with that id.
     func setAllowance(userID: Int64, year: Int, days: Double, by actor: AuditActor) async throws {
+        guard try await directory?.user(id: userID) != nil else { throw HolidaysError.userNotFound }
         try await HolidayBook.setAllowance(userID: userID, year: year, days: days, store: store, at: clock.now(),
                                            audit: audit.map { ($0, actor) })
     }
@@ -541,23 +532,27 @@ struct HolidayBook: Sendable {
 
     // MARK: Leave types
 
-    func addLeaveType(key: String, name: String, countsAgainstAllowance: Bool, needsApproval: Bool, by actor: AuditActor) async throws -> LeaveType? {
+    /// Adds a leave type; `leaveTypeExists` when its key is taken.
+    func addLeaveType(key: String, name: String, countsAgainstAllowance: Bool, needsApproval: Bool, by actor: AuditActor) async throws -> LeaveType {
         let (audit, now) = (self.audit, clock.now())
         return try await store.write { db in
             guard let type = try HolidaysRepository.insertLeaveType(key: key, name: name, countsAgainstAllowance: countsAgainstAllowance,
-                                                                    needsApproval: needsApproval, at: now, in: db) else { return nil }
+                                                                    needsApproval: needsApproval, at: now, in: db) else {
+                throw HolidaysError.leaveTypeExists(key: key)
+            }
             try audit?.record(actor.record("holiday.leave_type_added", "\(key) \"\(name)\"" + LeaveType.rules(type)), in: db)
             return type
         }
     }
 
-    func updateLeaveType(_ id: Int64, name: String?, countsAgainstAllowance: Bool?, needsApproval: Bool?, by actor: AuditActor) async throws -> LeaveType? {
+    /// Changes what is given of a leave type; `leaveTypeNotFound` when there is none with `id`.
+    func updateLeaveType(_ id: Int64, name: String?, countsAgainstAllowance: Bool?, needsApproval: Bool?, by actor: AuditActor) async throws -> LeaveType {
         let audit = self.audit
-        return try await store.write { db -> LeaveType? in
-            guard let before = try HolidaysRepository.leaveType(id: id, in: db) else { return nil }
+        return try await store.write { db -> LeaveType in
+            guard let before = try HolidaysRepository.leaveType(id: id, in: db) else { throw HolidaysError.leaveTypeNotFound }
             try HolidaysRepository.updateLeaveType(id: id, name: name, countsAgainstAllowance: countsAgainstAllowance,
                                                    needsApproval: needsApproval, in: db)
-            guard let after = try HolidaysRepository.leaveType(id: id, in: db) else { return nil }
+            guard let after = try HolidaysRepository.leaveType(id: id, in: db) else { throw HolidaysError.leaveTypeNotFound }
             var what: [String] = []
             if before.name != after.name { what.append("name \"\(before.name)\" → \"\(after.name)\"") }
             if before.countsAgainstAllowance != after.countsAgainstAllowance {
@@ -574,10 +569,10 @@ struct HolidayBook: Sendable {
     func deleteLeaveType(_ id: Int64, by actor: AuditActor) async throws {
         let audit = self.audit
         try await store.write { db in
-            guard let type = try HolidaysRepository.leaveType(id: id, in: db) else { throw APIError.notFound("no such leave type") }
-            if type.key == "vacation" { throw APIError.conflict("leave_type_in_use", "vacation is the default leave type and stays") }
+            guard let type = try HolidaysRepository.leaveType(id: id, in: db) else { throw HolidaysError.leaveTypeNotFound }
+            if type.key == "vacation" { throw HolidaysError.defaultLeaveType }
             if try HolidaysRepository.isLeaveTypeUsed(id: id, in: db) {
-                throw APIError.conflict("leave_type_in_use", "requests of this type exist; rename it instead")
+                throw HolidaysError.leaveTypeInUse
             }
             _ = try HolidaysRepository.deleteLeaveType(id: id, in: db)
             try audit?.record(actor.record("holiday.leave_type_deleted", "\(type.key) \"\(type.name)\""), in: db)

@@ -2,7 +2,7 @@ import SGEMCore
 import SGEMSupport
 
 /// A request's status; rejected and cancelled are final.
-enum HolidayStatus: String, Sendable, CaseIterable {
+enum HolidayStatus: String, Sendable, CaseIterable, Encodable {
     case pending, approved, rejected, cancelled
 
     /// Pending and approved requests hold their days: they count against the allowance, block
@@ -11,17 +11,13 @@ enum HolidayStatus: String, Sendable, CaseIterable {
 }
 
 /// A kind of leave: `vacation` from the start, others added by admins.
-struct LeaveType: Sendable, Equatable {
+/// Encoded as the contract's leave type `{id, key, name, countsAgainstAllowance, needsApproval}`.
+struct LeaveType: Sendable, Equatable, Encodable {
     let id: Int64
     let key: String
     let name: String
     let countsAgainstAllowance: Bool
     let needsApproval: Bool
-
-    var json: JSONValue {
-        ["id": .number(Double(id)), "key": .string(key), "name": .string(name),
-         "countsAgainstAllowance": .bool(countsAgainstAllowance), "needsApproval": .bool(needsApproval)]
-    }
 }
 
 /// One step of a request's life.
@@ -32,11 +28,6 @@ struct HistoryEntry: Sendable, Equatable {
     let byUserID: Int64
     let at: Timestamp
     let note: String?
-
-    var json: JSONValue {
-        ["from": from.map { .string($0.rawValue) } ?? .null, "to": .string(to.rawValue), "byUserId": .number(Double(byUserID)),
-         "at": .string(at.rfc3339()), "note": note.map(JSONValue.string) ?? .null]
-    }
 }
 
 /// A holiday request as stored, with its type and history.
@@ -56,19 +47,6 @@ struct HolidayRequest: Sendable, Equatable {
     let decidedAt: Timestamp?
     let decisionNote: String?
     var history: [HistoryEntry]
-
-    /// The contract's request.
-    var json: JSONValue {
-        .object([
-            ("id", .number(Double(id))), ("userId", .number(Double(userID))), ("type", .string(type.key)),
-            ("start", .string(start.iso)), ("end", .string(end.iso)), ("halfStart", .bool(halfStart)), ("halfEnd", .bool(halfEnd)),
-            ("days", .number(days)), ("status", .string(status.rawValue)), ("note", note.map(JSONValue.string) ?? .null),
-            ("createdAt", .string(createdAt.rfc3339())), ("decidedBy", decidedBy.map { .number(Double($0)) } ?? .null),
-            ("decidedAt", decidedAt.map { .string($0.rfc3339()) } ?? .null),
-            ("decisionNote", decisionNote.map(JSONValue.string) ?? .null),
-            ("history", .array(history.map(\.json))),
-        ])
-    }
 }
 
 /// What the year's numbers of one employee are (`remainingDays = allowance + carriedOver −
@@ -80,18 +58,12 @@ struct HolidaySummary: Sendable, Equatable {
     let approvedDays: Double
     let pendingDays: Double
     var remainingDays: Double { allowance + carriedOver - approvedDays - pendingDays }
-
-    var json: JSONValue {
-        ["year": .number(Double(year)), "allowance": .number(allowance), "carriedOver": .number(carriedOver),
-         "approvedDays": .number(approvedDays), "pendingDays": .number(pendingDays), "remainingDays": .number(remainingDays)]
-    }
 }
 
 /// A public holiday: a date on which nobody's leave is counted.
-struct PublicHoliday: Sendable, Equatable {
+/// Encoded as `{id, date, name}`.
+struct PublicHoliday: Sendable, Equatable, Encodable {
     let id: Int64
     let date: Day
     let name: String
-
-    var json: JSONValue { ["id": .number(Double(id)), "date": .string(date.iso), "name": .string(name)] }
 }

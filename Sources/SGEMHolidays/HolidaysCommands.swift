@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import SGEMCore
-import SGEMHTTP
 import SGEMShell
 import SGEMStore
 import SGEMSupport
@@ -41,7 +40,7 @@ struct HolidaysCommands: Sendable {
         var holidayVerbs = CommandRegistry(noun: "holidays verb", helpHint: "admin holidays --help")
         holidayVerbs.register(Command("add-public", summary: "add a public holiday (a date nobody's leave counts)",
                                usage: "DATE NAME   (DATE as YYYY-MM-DD; quote a NAME with spaces)", positionals: 2...2) { args, ctx in
-            guard let date = Day(iso: args.positionals[0]) else { throw CommandError.usage("DATE \(HolidaysRoutes.dateProblem)") }
+            guard let date = Day(iso: args.positionals[0]) else { throw CommandError.usage("DATE \(HolidaysAPI.dateProblem)") }
             let name = try HolidaysCommands.name(args.positionals[1], line: nil)
             try await HolidaysCommands.add([(date, name)], lines: [1], context: context)
             ctx.io.print("public holiday \(date.iso): \(name)")
@@ -76,8 +75,9 @@ struct HolidaysCommands: Sendable {
         do {
             _ = try await HolidayBook.addPublicHolidays(entries, store: try await context.openStore(), at: .now(),
                                                         audit: context.services.resolve((any AuditTrail).self).map { ($0, .commandLine) })
-        } catch let error as APIError where error.code == "public_holiday_exists" {
-            let taken = entries.firstIndex { error.message.hasPrefix($0.0.iso) }
+        } catch let error as HolidaysError {
+            guard case let .publicHolidayExists(date) = error else { throw CommandError.failure(error.description) }
+            let taken = entries.firstIndex { $0.0 == date }
             let line = taken.map { lines.count > 1 ? "line \(lines[$0]): " : "" } ?? ""
             throw CommandError.failure("\(line)\(error.message); nothing was added")
         }
@@ -103,7 +103,7 @@ struct HolidaysCommands: Sendable {
                 throw CommandError.failure("\(file) line \(number): expected 2 columns (date,name), found \(cells.count)")
             }
             guard let date = Day(iso: cells[0].trimmingWhitespace()) else {
-                throw CommandError.failure("\(file) line \(number): '\(cells[0])' \(HolidaysRoutes.dateProblem)")
+                throw CommandError.failure("\(file) line \(number): '\(cells[0])' \(HolidaysAPI.dateProblem)")
             }
             if let first = seen[date] { throw CommandError.failure("\(file) line \(number): \(date.iso) is already on line \(first)") }
             seen[date] = number

@@ -46,7 +46,14 @@ struct HolidaysRuntime: ModuleRuntime {
     let services: ServiceRegistry
     let logger: Logger
 
+    /// The holidays section of the API (the contract's "Holidays" table), one controller per area.
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        HolidaysRoutes(book: book, services: services, logger: logger).register(routes)
+        let groups = HolidaysRouteGroups(routes, services: services)
+        HolidayRequestsController(book: book, logger: logger).register(groups)
+        HolidayDecisionsController(book: book, logger: logger).register(groups)
+        AllowancesController(book: book, logger: logger).register(groups)
+        HolidayCalendarController(book: book).register(groups)
+        LeaveTypesController(book: book, logger: logger).register(groups)
+        PublicHolidaysController(book: book).register(groups)
     }
 }

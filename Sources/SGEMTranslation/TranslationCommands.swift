@@ -22,15 +22,14 @@ struct TranslationCommands: Sendable {
         verbs.register(Command("show", summary: "print the translation provider's settings (never the key)", usage: "[--json]",
                                options: [.flag("json", "print JSON")]) { args, ctx in
             let desk = try await TranslationCommands.desk(context)
-            let view = try await TranslationRoutes.settingsView(desk)
-            if args.has("json") { ctx.io.print(view.serialized()); return }
-            ctx.io.print("provider:   \(view["provider"]?.stringValue ?? "")")
-            ctx.io.print("url:        \(view["url"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-")")
-            let keyState = view["apiKeyNeedsReentry"] == .bool(true) ? "must be entered again (saved under another secret key)"
-                : view["apiKeySet"] == .bool(true) ? "set" : "not set"
+            let view = try await desk.settingsView()
+            if args.has("json") { ctx.io.print(String(decoding: Response.json(view).body, as: UTF8.self)); return }
+            ctx.io.print("provider:   \(view.provider)")
+            ctx.io.print("url:        \(view.url.isEmpty ? "-" : view.url)")
+            let keyState = view.apiKeyNeedsReentry ? "must be entered again (saved under another secret key)" : view.apiKeySet ? "set" : "not set"
             ctx.io.print("api-key:    \(keyState)")
-            ctx.io.print("timeout-ms: \(Int(view["timeoutMs"]?.numberValue ?? 0))")
-            if let problem = view["problem"]?.stringValue { ctx.io.print("note:       \(problem)") }
+            ctx.io.print("timeout-ms: \(view.timeoutMs)")
+            if let problem = view.problem { ctx.io.print("note:       \(problem)") }
         })
         let names = TranslationCommands.keys.map(\.key).joined(separator: ", ")
         verbs.register(Command("set", summary: "change one setting; \"\" clears url or api-key; api-key - reads the key from standard input",
@@ -51,7 +50,7 @@ struct TranslationCommands: Sendable {
             let settings = desk.settings
             let audit = context.services.resolve((any AuditTrail).self)
             let entry = AuditRecord(event: "translation.settings", actorID: nil, ip: nil,
-                                    detail: TranslationRoutes.describe([(key, value)]) + " (command line)")
+                                    detail: TranslationDesk.describe([(key, value)]) + " (command line)")
             let change = value
             do {
                 try await desk.store.write { db in

@@ -10,8 +10,9 @@ import Synchronization
 /// cache, the same-language shortcut, the shield for mentions, links and code, and the
 /// coalescing of identical calls apply everywhere.
 final class TranslationDesk: Sendable {
-    /// A translation and how it was obtained.
-    struct Outcome: Sendable, Equatable {
+    /// A translation and how it was obtained; encoded as `POST /translate` answers,
+    /// `{text, source, target, provider, cached}`.
+    struct Outcome: Sendable, Equatable, Encodable {
         var text: String
         var source: String
         var target: String

@@ -33,7 +33,7 @@ public struct TranslationModule: Module {
                            "which provider translates: libretranslate, deepl, yandex or none",
                            check: { ProviderSettings.names.contains($0) ? nil : "must be libretranslate, deepl, yandex or none" }),
             RuntimeSetting(TranslationDesk.urlKey, default: "", "the provider's address (LibreTranslate: required; DeepL, Yandex: empty for their own)",
-                           check: { TranslationRoutes.urlProblem($0) }),
+                           check: { TranslationDesk.urlProblem($0) }),
             RuntimeSetting(TranslationDesk.apiKeyKey, secret: true, "the provider's API key (write-only)",
                            check: { $0.isEmpty || $0.utf8.count > 512 || $0.contains(where: \.isNewline) ? "must be 1 to 512 characters on one line" : nil }),
             RuntimeSetting(TranslationDesk.timeoutKey, default: "10000", "milliseconds to wait for the provider (500 to 60000)",
@@ -113,8 +113,14 @@ struct TranslationRuntime: ModuleRuntime {
 
     static let evictionInterval: Duration = .seconds(300)
 
+    /// The translation section of the API: a reader's controllers, then the admin's.
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        TranslationRoutes(desk: desk, chats: chats, services: registry, peers: peers, limiter: limiter).register(routes)
+        let signedIn = routes.group("", middleware: [RequireUser(services: registry)])
+        let translations = Translations(desk: desk, chats: chats, peers: peers, limiter: limiter)
+        TranslationController(translations: translations).register(signedIn)
+        ChatTranslationController(translations: translations).register(signedIn)
+        TranslationSettingsController(desk: desk, audit: peers.audit)
+            .register(routes.group("/admin/translation", middleware: [RequireAdmin(services: registry)]))
     }
 
     var services: [any ModuleService] {
