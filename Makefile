@@ -28,10 +28,11 @@ build:
 	$(SWIFT) build
 
 # Swift's runtime and Foundation pieces are linked in; glibc, libsqlite3, libpq and libssl/libcrypto
-# stay dynamic (they come from Debian and get its security updates).
+# stay dynamic (they come from Debian and get its security updates). Only the product is built:
+# the test-support target imports SGEMHTTP @testable, which a release build does not allow.
 release:
 	@scripts/bootstrap.sh build
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product sgem-server
 	@echo "built $(BIN_RELEASE)"
 
 run: release
