@@ -387,8 +387,11 @@ struct MessagingRepository: Sendable {
             try db.run("INSERT INTO messaging_search (rowid, body) VALUES (\(id), \(body))")
         }
         try insertMentions(mentions, messageID: id, chatID: chatID, senderID: senderID, in: db)
-        try db.run("UPDATE messaging_chats SET last_activity_at = \(time) WHERE id = \(chatID)")
-        try db.run("UPDATE messaging_members SET last_read_id = \(id) WHERE chat_id = \(chatID) AND user_id = \(senderID)")
+        try touch(chatID: chatID, at: time, in: db)
+        // The sender has read the chat up to what they wrote.
+        try db.runBeforeCommit("""
+            UPDATE messaging_members SET last_read_id = \(id) WHERE chat_id = \(chatID) AND user_id = \(senderID) AND last_read_id < \(id)
+            """, key: "messaging.read:\(chatID):\(senderID)")
         return Message(id: id, chatID: chatID, senderID: senderID, body: body, mentions: mentions, clientID: clientID,
                        createdAt: time, editedAt: nil, deleted: false)
     }
@@ -408,9 +411,17 @@ struct MessagingRepository: Sendable {
             // An external-content index holds a row for every message; a system line's is empty.
             try db.run("INSERT INTO messaging_search (rowid, body) VALUES (\(id), NULL)")
         }
-        try db.run("UPDATE messaging_chats SET last_activity_at = \(time) WHERE id = \(chatID)")
+        try touch(chatID: chatID, at: time, in: db)
         return Message(id: id, chatID: chatID, senderID: line.actorID, body: nil, mentions: [], clientID: nil,
                        createdAt: time, editedAt: nil, deleted: false, kind: .system, system: line)
+    }
+
+    /// Moves the chat up the lists: its last activity becomes `time` (never earlier), once per
+    /// write batch however many of the batch's writes post to the chat.
+    private static func touch(chatID: Int64, at time: Timestamp, in db: Database) throws {
+        try db.runBeforeCommit("""
+            UPDATE messaging_chats SET last_activity_at = \(time) WHERE id = \(chatID) AND last_activity_at < \(time)
+            """, key: "messaging.activity:\(chatID)")
     }
 
     /// The sender's earlier message with the same `clientID` in the chat, if any.

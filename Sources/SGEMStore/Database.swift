@@ -7,6 +7,32 @@ public final class Database {
     private var afterCommitActions: [@Sendable () -> Void] = []
     /// True while a batched write job runs (its actions wait for the commit).
     private var collectingAfterCommit = false
+    /// `runBeforeCommit` statements of the running job, and of the batch's jobs that succeeded.
+    private var jobStatements = KeyedStatements()
+    private var batchStatements = KeyedStatements()
+
+    /// Statements by key in the order their keys were first given; a later one replaces the earlier.
+    private struct KeyedStatements {
+        private var keys: [String] = []
+        private var statements: [String: SQL] = [:]
+
+        var isEmpty: Bool { keys.isEmpty }
+
+        mutating func set(_ key: String, _ sql: SQL) {
+            if statements.updateValue(sql, forKey: key) == nil { keys.append(key) }
+        }
+
+        mutating func merge(_ other: KeyedStatements) {
+            for key in other.keys { if let sql = other.statements[key] { set(key, sql) } }
+        }
+
+        mutating func removeAll() {
+            keys.removeAll(keepingCapacity: true)
+            statements.removeAll(keepingCapacity: true)
+        }
+
+        var ordered: [SQL] { keys.compactMap { statements[$0] } }
+    }
 
     init(connection: any StoreConnection) { self.connection = connection }
 
@@ -18,10 +44,43 @@ public final class Database {
         if collectingAfterCommit { afterCommitActions.append(action) } else { action() }
     }
 
+    /// Runs `sql` once, just before this write's batch commits — unless a later write of the
+    /// same batch gives another statement with the same `key`, which then runs instead. For rows
+    /// that many writes of a batch touch and where only the latest value counts (a chat's last
+    /// activity, a reader's marker): on PostgreSQL every update of a row writes a new version of
+    /// it that the next update of the row in the transaction walks past, so thirty sends to one
+    /// chat would cost thirty updates of one row, each slower than the last. Write the statement
+    /// so that it cannot move a value backwards (`WHERE col < new`): other statements of the batch
+    /// run before it. Dropped with the job when it fails; outside a batched write (a migration, an
+    /// exclusive body) it runs at once.
+    public func runBeforeCommit(_ sql: SQL, key: String) throws {
+        if collectingAfterCommit { jobStatements.set(key, sql) } else { try run(sql) }
+    }
+
     /// The writer starts a job: its actions are collected from now on.
     func beginCollectingAfterCommit() {
         afterCommitActions.removeAll(keepingCapacity: true)
+        jobStatements.removeAll()
         collectingAfterCommit = true
+    }
+
+    /// The writer starts a batch: nothing is waiting for its commit yet.
+    func beginBatch() {
+        batchStatements.removeAll()
+    }
+
+    /// The running job succeeded: its `runBeforeCommit` statements join the batch's.
+    func keepJobStatements() {
+        batchStatements.merge(jobStatements)
+        jobStatements.removeAll()
+    }
+
+    /// Runs the batch's `runBeforeCommit` statements (the writer, just before COMMIT).
+    func runBatchStatements() throws {
+        guard !batchStatements.isEmpty else { return }
+        let statements = batchStatements.ordered
+        batchStatements.removeAll()
+        for sql in statements { try run(sql) }
     }
 
     /// The writer ends a job: the actions it registered (run them after the commit if it stays).

@@ -110,6 +110,7 @@ struct WriterLoop {
         } catch {
             failure = error
         }
+        db.beginBatch()
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
         // A job's last statements may run with the next job's: any failure reruns the batch.
@@ -133,6 +134,7 @@ struct WriterLoop {
                     throw StoreError(code: .transactionControl, message: "the write ended the batch transaction; its work was rolled back")
                 }
                 try connection.checkJobConstraints()
+                db.keepJobStatements()
                 outcomes.append(.done(resume, actions))
             } catch {
                 _ = db.endCollectingAfterCommit()
@@ -140,7 +142,8 @@ struct WriterLoop {
             }
         }
         if failure == nil {
-            do { try connection.settleJobs() } catch { failure = error }
+            // The statements that wait for the commit ride in the same round trip as the last job's.
+            do { try db.runBatchStatements(); try connection.settleJobs() } catch { failure = error }
         }
         guard let failure else { return outcomes }
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
@@ -163,6 +166,7 @@ struct WriterLoop {
             failAll(batch, error, reason: "begin failed")
             return nil
         }
+        db.beginBatch()
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
         var index = 0
@@ -195,6 +199,7 @@ struct WriterLoop {
                 // A violation the COMMIT would find fails the whole batch; this job alone is at fault.
                 try connection.checkJobConstraints()
                 try connection.releaseJob()
+                db.keepJobStatements()
                 outcomes.append(.done(resume, actions))
             } catch let jobError {
                 guard connection.isInTransaction else {
@@ -211,6 +216,12 @@ struct WriterLoop {
                 }
                 outcomes.append(.failed(jobError))
             }
+        }
+        do {
+            try db.runBatchStatements()
+        } catch {
+            abort(batch, outcomes: outcomes, culprit: nil, error: error)
+            return nil
         }
         return outcomes
     }

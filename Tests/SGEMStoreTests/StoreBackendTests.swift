@@ -116,6 +116,67 @@ import Testing
     }
 
     @Test(arguments: TestBackend.available)
+    func statementsBeforeCommitRunOncePerKeyAndBatchAndNeverForAFailedWrite(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { db in
+            try db.run(Self.schema)
+            try db.run("CREATE TABLE c (k \(.bigintType) PRIMARY KEY, runs \(.bigintType) NOT NULL, last \(.bigintType) NOT NULL)")
+            try db.run("INSERT INTO c (k, runs, last) VALUES (0, 0, -1), (1, 0, -1)")
+        }
+        // Six writes queue behind a held one and commit as one batch: keys 0 (writes 0, 2, 4) and
+        // 1 (writes 1, 3, 5); write 4 fails after giving its statement, which must not run.
+        // (On PostgreSQL the batch runs twice — first without savepoints, then, as write 4 fails,
+        // with them — and so does the held write: once released it stays released.)
+        let entered = Flag()
+        let released = Flag()
+        let gate = Task {
+            try await store.write { _ in
+                entered.set()
+                if blockUntil({ released.isSet || store.queueDepth >= 6 }) { released.set() }
+                return released.isSet
+            }
+        }
+        #expect(await eventually { entered.isSet })
+        final class Committed: Sendable { let order = Mutex<[Int]>([]) }
+        let committed = Committed()
+        struct Refused: Error {}
+        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+            for n in 0..<6 {
+                group.addTask {
+                    do {
+                        try await store.write { db in
+                            try db.run("INSERT INTO t (n) VALUES (\(n))")
+                            try db.runBeforeCommit("UPDATE c SET runs = runs + 1, last = \(n) WHERE k = \(n % 2)", key: "c\(n % 2)")
+                            // The committed writes' order in the batch (after-commit actions run in it).
+                            db.afterCommit { committed.order.withLock { $0.append(n) } }
+                            if n == 4 { throw Refused() }
+                        }
+                        return (n, true)
+                    } catch {
+                        return (n, false)
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(try await gate.value)
+        #expect(outcomes == [0: true, 1: true, 2: true, 3: true, 4: false, 5: true])
+        let counters = try await store.read { db in
+            try db.query("SELECT k, runs, last FROM c ORDER BY k").map { [$0.int("k"), $0.int("runs"), $0.int("last")] }
+        }
+        // One run per key; the last write of the batch to give one wins; the failed write's never runs.
+        let order = committed.order.withLock { $0 }
+        #expect(order.sorted() == [0, 1, 2, 3, 5])
+        let lastOf = { (k: Int) in order.last { $0 % 2 == k } }
+        #expect(counters == [[0, 1, lastOf(0)], [1, 1, lastOf(1)]])
+        // A write alone runs its statement too, before its caller resumes.
+        try await store.write { db in try db.runBeforeCommit("UPDATE c SET runs = runs + 1 WHERE k = 0", key: "c0") }
+        #expect(try await store.read { try $0.scalar("SELECT runs FROM c WHERE k = 0") } == .integer(2))
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
     func transactionControlInAWriteFailsThatWriteAlone(_ backend: TestBackend) async throws {
         let database = try TestDatabase(backend)
         let store = try database.open()
