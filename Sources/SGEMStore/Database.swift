@@ -34,7 +34,22 @@ public final class Database {
         var ordered: [SQL] { keys.compactMap { statements[$0] } }
     }
 
-    init(connection: any StoreConnection) { self.connection = connection }
+    /// The store's doorbells by channel, for `ringAfterCommit`; nil where none rings (readers).
+    private let doorbells: (@Sendable (String) -> Doorbell)?
+
+    init(connection: any StoreConnection, doorbells: (@Sendable (String) -> Doorbell)? = nil) {
+        self.connection = connection
+        self.doorbells = doorbells
+    }
+
+    /// Rings the doorbell on `channel` with `payload` once this write has committed (see
+    /// `Doorbell`): the other processes on this database — server instances, and the server when
+    /// this is a command-line verb — look now rather than at their next poll. Rings of one batch
+    /// come to one. Nothing on SQLite.
+    public func ringAfterCommit(channel: String, payload: String) {
+        guard let doorbells else { return }
+        afterCommit { doorbells(channel).ring(payload: payload) }
+    }
 
     /// Runs `action` once this write has committed durably — never when it is rolled back or its
     /// batch is lost (a wake-up for readers of the journal, a cache to drop). In a read, or in a

@@ -56,9 +56,12 @@ public final class Store: Sendable {
         self.metrics.queueDepth.sample { [weak writes] in Double(writes?.depth ?? 0) }
         do {
             let handoff = Handoff(writer)
+            let doorbells: @Sendable (String) -> Doorbell = { [weak self] channel in
+                self?.doorbell(channel: channel) ?? Doorbell(channel: channel, listener: nil)
+            }
             try writes.startWorker(name: "sgem-writer") { [writes, reads, storeMetrics = self.metrics, logger, maxBatch = configuration.maxBatch] in
                 WriterLoop(connection: handoff.value, queue: writes, readers: reads, maxBatch: maxBatch,
-                           metrics: storeMetrics, logger: logger).run()
+                           metrics: storeMetrics, logger: logger, doorbells: doorbells).run()
             }
             for (index, reader) in readers.enumerated() {
                 let handoff = Handoff(reader)

@@ -10,6 +10,8 @@ struct WriterLoop {
     let maxBatch: Int
     let metrics: StoreMetrics
     let logger: Logger
+    /// The store's doorbells, for `Database.ringAfterCommit`.
+    let doorbells: @Sendable (String) -> Doorbell
     /// Batches still to run with savepoints after one had to run again (see `commit`).
     private let savepointBatchesLeft = Box(0)
 
@@ -29,7 +31,7 @@ struct WriterLoop {
     }
 
     func run() {
-        let db = Database(connection: connection)
+        let db = Database(connection: connection, doorbells: doorbells)
         while let jobs = queue.take(limit: maxBatch, alone: \.isExclusive) {
             let started = MonotonicClock.nanoseconds()
             // Background work reads how busy others keep the writer: batches of background

@@ -7,9 +7,10 @@ import Synchronization
 /// to admin verbs, so an event a verb records is the same as the server's).
 ///
 /// Several instances on one PostgreSQL database ring each other's doorbell: after a commit that
-/// appended events, this instance rings with the newest id, and the others' rings (and the
-/// doorbell's `.listening`, after a lost connection) wake this instance's tails like its own
-/// commits do.
+/// appended events, the writer rings with the newest id (`Database.ringAfterCommit` — admin verbs
+/// too, so the servers see a verb's change at once rather than at their next poll), and the
+/// others' rings (and the doorbell's `.listening`, after a lost connection) wake this instance's
+/// tails like its own commits do.
 final class StoredEventJournal: EventJournal {
     /// Most events one `events(after:limit:)` returns, whatever the caller asks.
     static let maxBatch = 1000
@@ -18,7 +19,7 @@ final class StoredEventJournal: EventJournal {
 
     private let store: @Sendable () async throws -> Store
     private let signal = CommitSignal()
-    /// The other instances' doorbell; nil where no tail runs (the admin verbs).
+    /// The doorbell the tails listen to; nil where no tail runs (the admin verbs).
     private let doorbell: Doorbell?
 
     /// - Parameters:
@@ -35,22 +36,16 @@ final class StoredEventJournal: EventJournal {
         // one batch come to one wake-up, the signal coalesces them, and to one ring (the doorbell
         // sends the newest id, outside this transaction).
         let signal = self.signal
-        let doorbell = self.doorbell
-        db.afterCommit {
-            signal.fire()
-            doorbell?.ring(payload: String(id))
-        }
+        db.afterCommit { signal.fire() }
+        db.ringAfterCommit(channel: Self.channel, payload: String(id))
         return id
     }
 
     func record(_ event: RealtimeEvent, in db: Database) throws {
         try JournalRepository.insertUnnumbered(event, at: .now(), in: db)
         let signal = self.signal
-        let doorbell = self.doorbell
-        db.afterCommit {
-            signal.fire()
-            doorbell?.ring(payload: "events")
-        }
+        db.afterCommit { signal.fire() }
+        db.ringAfterCommit(channel: Self.channel, payload: "events")
     }
 
     func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int {

@@ -47,6 +47,7 @@ public struct SystemModule: Module {
         SystemRepository.registerMigrations(&migrations)
         JournalRepository.registerMigrations(&migrations)
         JobRunRepository.registerMigrations(&migrations)
+        JournalRepository.registerLaterMigrations(&migrations)
     }
 
     public func boot(_ context: ModuleContext) async throws -> any ModuleRuntime {

@@ -51,7 +51,26 @@ struct MessagingRepositoryTests {
     func everyMigrationRunsOnPostgreSQL() {
         var migrations = MigrationList()
         MessagingRepository.registerMigrations(&migrations)
-        #expect(migrations.ids.count == 5 && migrations.withoutPostgreSQLForm.isEmpty)
+        #expect(migrations.ids.count == 6 && migrations.withoutPostgreSQLForm.isEmpty)
+    }
+
+    @Test("a message's rules hold on every backend; on PostgreSQL as domains, with no CHECK on the table an INSERT plans again",
+          arguments: TestBackend.available)
+    func messageRulesHold(_ backend: TestBackend) async throws {
+        let f = try await Fixture(backend)
+        let sent = try await f.send("hola", to: f.mine, as: 1)
+        for change: SQL in ["UPDATE messaging_messages SET deleted = 2 WHERE id = \(sent.id)",
+                            "UPDATE messaging_messages SET kind = 'poll' WHERE id = \(sent.id)"] {
+            await #expect(throws: StoreError.self, "\(backend): \(change)") { try await f.store.write { try $0.run(change) } }
+        }
+        let read = try await f.store.read { db in try MessagingRepository.message(sent.id, in: db) }
+        #expect(read?.deleted == false && read?.kind == .text)
+        if backend == .postgresql {
+            let checks = try await f.store.read { db in
+                try db.fetchOne("SELECT count(*) AS n FROM pg_constraint WHERE conrelid = 'messaging_messages'::regclass AND contype = 'c'")?.int("n")
+            }
+            #expect(checks == 0)
+        }
     }
 
     @Test("words are found whatever their case, accents and punctuation; the last one as a start only when no message holds it whole",

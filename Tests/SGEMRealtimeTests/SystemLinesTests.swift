@@ -210,7 +210,8 @@ struct SystemLinesMigrationTests {
             try db.execute("INSERT INTO messaging_search (rowid, body) VALUES (1, 'before the change')")
         }
         #expect(try await store.migrate(all) == ["messaging.002_system_messages", "messaging.003_notification_levels",
-                                                  "messaging.004_search_index_without_pending_list", "messaging.005_search_vector_by_trigger"])
+                                                  "messaging.004_search_index_without_pending_list", "messaging.005_search_vector_by_trigger",
+                                                  "messaging.006_message_rules_as_domains"])
         let old = try await store.read { db in try MessagingRepository.message(1, in: db) }
         #expect(old?.kind == .text && old?.system == nil && old?.body == "before the change")
         let hits = try await store.read { db in try MessagingRepository.search(text: "change", userID: 1, chatID: nil, before: nil, limit: 5, in: db) }

@@ -50,6 +50,28 @@ struct DoorbellOnPostgresTests {
         }
     }
 
+    @Test("a write rings after its commit from a store that never listened (a command-line verb), and closing sends it; never for a write rolled back")
+    func writesRingAfterCommitFromAnyStore() async throws {
+        let database = try TestDatabase(.postgresql)
+        let server = try database.open()
+        let heard = RingLog(server.doorbell(channel: Self.channel).rings())
+        #expect(await heard.waitFor(.listening))
+        let verb = try database.open()
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await verb.write { db in
+                db.ringAfterCommit(channel: Self.channel, payload: "rolled back")
+                throw Refused()
+            }
+        }
+        try await verb.write { db in db.ringAfterCommit(channel: Self.channel, payload: "7") }
+        // The verb ends at once: closing its store still sends the ring.
+        await verb.close()
+        #expect(await heard.waitFor(.rang(payload: "7")))
+        #expect(heard.payloads == ["7"])
+        await server.close()
+    }
+
     @Test("10,000 rings in a row while connected: far fewer NOTIFYs, the last payload arrives")
     func ringsCoalesce() async throws {
         try await withTwoInstances { ringing, listening in

@@ -40,6 +40,24 @@ struct EventJournalTests {
         await f.close()
     }
 
+    @Test("an audience kind the journal does not know is refused on every backend; on PostgreSQL by a domain, no CHECK on the table",
+          arguments: TestBackend.available)
+    func unknownAudienceRefused(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
+        await #expect(throws: StoreError.self) {
+            try await f.store.write { db in
+                try db.run("INSERT INTO system_events (type, audience_kind, data, created_at) VALUES ('x', 'nobody', '{}', 1)")
+            }
+        }
+        if backend == .postgresql {
+            let checks = try await f.store.read { db in
+                try db.fetchOne("SELECT count(*) AS n FROM pg_constraint WHERE conrelid = 'system_events'::regclass AND contype = 'c'")?.int("n")
+            }
+            #expect(checks == 0)
+        }
+        await f.close()
+    }
+
     @Test("an event appended in a write that throws is rolled back with it", arguments: TestBackend.available)
     func rolledBackWithTheCaller(_ backend: TestBackend) async throws {
         let f = try await SystemFixture(backend: backend)
@@ -216,7 +234,7 @@ struct EventAudienceMigrationTests {
         // SQLite's counter, which 007 carries into system_events_removed.
         if emptied { try await store.write { db in try db.execute("DELETE FROM system_events") } }
         #expect(try await store.migrate(all) == ["system.005_event_audiences", "system.006_event_subjects", "system.007_events_removed",
-                                                      "system.008_job_runs"])
+                                                      "system.008_job_runs", "system.009_journal_audience_domain"])
         let kept = try await journal.events(after: 0, limit: 10)
         #expect(kept.map(\.id) == (emptied ? [] : ids))
         #expect(kept.map(\.event.subject) == (emptied ? [] : ["notice:7", "message:42", "message:42", "message:42", "message:43",
