@@ -31,12 +31,20 @@ extension ConsoleModule {
         return dynamic(Array(page.utf8), contentType: asset.contentType, base: asset.etag, request)
     }
 
+    /// The embedded manifest's fields, parsed once. Parsing keeps no key order (another one in
+    /// every parse), so the keys are sorted at every depth: the same name always gives the same
+    /// bytes, and so the same ETag.
+    static let manifestFields: [(String, JSONValue)]? = {
+        guard let asset = embeddedAssets["manifest.webmanifest"],
+              case let .object(pairs) = ((try? JSONValue.parse(asset.bytes)) ?? .null).sortingKeys() else { return nil }
+        return pairs
+    }()
+
     /// The web app manifest with the company's name as `name` and `short_name`.
     static func serveManifest(_ request: Request, companyName name: String?) -> Response {
-        guard let asset = embeddedAssets["manifest.webmanifest"], case let .object(pairs) = (try? JSONValue.parse(asset.bytes)) ?? .null else {
+        guard let asset = embeddedAssets["manifest.webmanifest"], var fields = manifestFields else {
             return .error(APIError.notFound("no such console file"))
         }
-        var fields = pairs
         func set(_ key: String, _ value: String) {
             if let at = fields.firstIndex(where: { $0.0 == key }) { fields[at].1 = .string(value) } else { fields.append((key, .string(value))) }
         }

@@ -84,6 +84,16 @@ public enum JSONValue: Sendable, Equatable, Codable {
         try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }
 
+    /// The same value with every object's keys in ascending order, at every depth: a stable form
+    /// for a parsed value, whose key order `parse` does not keep.
+    public func sortingKeys() -> JSONValue {
+        switch self {
+        case let .array(items): .array(items.map { $0.sortingKeys() })
+        case let .object(pairs): .object(pairs.map { ($0.0, $0.1.sortingKeys()) }.sorted { $0.0 < $1.0 })
+        default: self
+        }
+    }
+
     /// Compact JSON text with keys in their stored order.
     public func serialized() -> String {
         String(decoding: serializedBytes(), as: UTF8.self)

@@ -58,4 +58,11 @@ import Testing
         let small = try OrderedJSONEncoder.jsonValue(Inner(z: 42, a: [1], level: .all, left: nil))
         #expect(small.serializedBytes() == (try OrderedJSONEncoder.encode(Inner(z: 42, a: [1], level: .all, left: nil))))
     }
+
+    @Test("a parsed value sorted by key at every depth serialises to the same bytes whatever order parsing gave")
+    func sortingKeysIsStable() throws {
+        let text = Array(#"{"z":1,"a":{"y":[{"q":1,"b":2}],"c":null},"m":"x"}"#.utf8)
+        let forms = try (0..<20).map { _ in try JSONValue.parse(text).sortingKeys().serialized() }
+        #expect(Set(forms) == [#"{"a":{"c":null,"y":[{"b":2,"q":1}]},"m":"x","z":1}"#])
+    }
 }
