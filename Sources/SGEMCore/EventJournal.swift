@@ -70,6 +70,13 @@ public protocol ChatAccess: Sendable {
 extension EventJournal {
     public func record(_ event: RealtimeEvent, in db: Database) throws { _ = try append(event, in: db) }
 
+    /// Asks the database, then appends: a round trip more than a journal that puts the condition
+    /// in its insert.
+    public func record(_ event: RealtimeEvent, in db: Database, onlyIf condition: SQL) throws {
+        guard try db.fetchOne("SELECT CASE WHEN \(condition) THEN 1 ELSE 0 END AS holds")?.int("holds") == 1 else { return }
+        _ = try append(event, in: db)
+    }
+
     public func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
         -> (events: [RecordedEvent], scannedTo: Int64) {
         let all = try await events(after: after, limit: limit)
@@ -153,6 +160,10 @@ public protocol EventJournal: Sendable {
     /// Appends `event` like `append` when the caller has no use for its id: on PostgreSQL the
     /// insert then goes with the write's next statement instead of a round trip of its own.
     func record(_ event: RealtimeEvent, in db: Database) throws
+    /// Records `event` like `record`, but only if `condition` (an SQL boolean, such as `EXISTS
+    /// (…)` over the row the event is about) holds when the insert runs: for a write whose row may
+    /// not have been stored (`Database.runCounting`), whose event must then not be either.
+    func record(_ event: RealtimeEvent, in db: Database, onlyIf condition: SQL) throws
     /// Replaces the data of every event recorded so far about `subject` with `data`, in the
     /// caller's write transaction: an edit or a deletion leaves no earlier text for replay to
     /// send (ids, types and audiences stay, so replay is still one sequential read). Returns how

@@ -387,13 +387,53 @@ struct MessagingRepository: Sendable {
             try db.run("INSERT INTO messaging_search (rowid, body) VALUES (\(id), \(body))")
         }
         try insertMentions(mentions, messageID: id, chatID: chatID, senderID: senderID, in: db)
-        try touch(chatID: chatID, at: time, in: db)
-        // The sender has read the chat up to what they wrote.
-        try db.runBeforeCommit("""
-            UPDATE messaging_members SET last_read_id = \(id) WHERE chat_id = \(chatID) AND user_id = \(senderID) AND last_read_id < \(id)
-            """, key: "messaging.read:\(chatID):\(senderID)")
+        try touch(chatID: chatID, in: db)
+        try markSent(chatID: chatID, senderID: senderID, in: db)
         return Message(id: id, chatID: chatID, senderID: senderID, body: body, mentions: mentions, clientID: clientID,
                        createdAt: time, editedAt: nil, deleted: false)
+    }
+
+    /// A message sent ahead (`insertMessageAhead`): what it is once stored, and whether it was.
+    struct SentAhead: Sendable {
+        let message: Message
+        /// 1 once the batch has run if the message was stored; 0 if the sender was not a member
+        /// or it repeated an earlier `clientID` (then nothing that refers to it was stored either).
+        let stored: RowCount
+    }
+
+    /// `insertMessage` without waiting for any answer, where the store can reserve the row's id
+    /// (PostgreSQL): every statement is sent ahead in the batch's pipeline, and what refers to the
+    /// message (its mentions, the chat's activity, the sender's marker; the caller's event) is
+    /// stored only if the message is. Nil where ids cannot be reserved: use `insertMessage`.
+    static func insertMessageAhead(chatID: Int64, senderID: Int64, body: String, clientID: String?, mentions: [Int64],
+                                   at time: Timestamp, in db: Database) throws -> SentAhead? {
+        guard let id = try db.reserveID(in: "messaging_messages") else { return nil }
+        let stored = try db.runCounting("""
+            INSERT INTO messaging_messages (id, chat_id, sender_id, body, client_id, mentions, created_at)
+            SELECT CAST(\(id) AS BIGINT), CAST(\(chatID) AS BIGINT), CAST(\(senderID) AS BIGINT), CAST(\(body) AS TEXT),
+                   CAST(\(clientID) AS TEXT), CAST(\(idsText(mentions)) AS TEXT), CAST(\(time) AS BIGINT)
+            WHERE EXISTS (SELECT 1 FROM messaging_members WHERE chat_id = \(chatID) AND user_id = \(senderID))
+            ON CONFLICT DO NOTHING
+            """)
+        let isStored = messageExists(id)
+        for user in mentions where user != senderID {
+            try db.run("""
+                INSERT INTO messaging_mentions (user_id, chat_id, message_id)
+                SELECT CAST(\(user) AS BIGINT), CAST(\(chatID) AS BIGINT), CAST(\(id) AS BIGINT)
+                WHERE \(isStored) AND EXISTS (SELECT 1 FROM messaging_members WHERE chat_id = \(chatID) AND user_id = \(user))
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        try touch(chatID: chatID, in: db)
+        try markSent(chatID: chatID, senderID: senderID, in: db)
+        let message = Message(id: id, chatID: chatID, senderID: senderID, body: body, mentions: mentions, clientID: clientID,
+                              createdAt: time, editedAt: nil, deleted: false)
+        return SentAhead(message: message, stored: stored)
+    }
+
+    /// True, in SQL, when message `id` is stored: the condition of what refers to a message sent ahead.
+    static func messageExists(_ id: Int64) -> SQL {
+        "EXISTS (SELECT 1 FROM messaging_messages WHERE id = \(id))"
     }
 
     /// Writes a system line (no body, no mentions, an empty search row) and moves the chat up the
@@ -411,17 +451,32 @@ struct MessagingRepository: Sendable {
             // An external-content index holds a row for every message; a system line's is empty.
             try db.run("INSERT INTO messaging_search (rowid, body) VALUES (\(id), NULL)")
         }
-        try touch(chatID: chatID, at: time, in: db)
+        try touch(chatID: chatID, in: db)
         return Message(id: id, chatID: chatID, senderID: line.actorID, body: nil, mentions: [], clientID: nil,
                        createdAt: time, editedAt: nil, deleted: false, kind: .system, system: line)
     }
 
-    /// Moves the chat up the lists: its last activity becomes `time` (never earlier), once per
-    /// write batch however many of the batch's writes post to the chat.
-    private static func touch(chatID: Int64, at time: Timestamp, in db: Database) throws {
+    /// Moves the chat up the lists: its last activity becomes its newest message's time (never
+    /// earlier), once per write batch however many of the batch's writes post to the chat.
+    /// The statement is the same for every write of the chat (the newest stored message's time),
+    /// so whichever of a batch's writes gave it last, it is right — also when a message sent ahead
+    /// turned out not to be stored.
+    private static func touch(chatID: Int64, in db: Database) throws {
+        let newest: SQL = "(SELECT created_at FROM messaging_messages WHERE chat_id = \(chatID) ORDER BY id DESC LIMIT 1)"
         try db.runBeforeCommit("""
-            UPDATE messaging_chats SET last_activity_at = \(time) WHERE id = \(chatID) AND last_activity_at < \(time)
+            UPDATE messaging_chats SET last_activity_at = \(newest) WHERE id = \(chatID) AND last_activity_at < \(newest)
             """, key: "messaging.activity:\(chatID)")
+    }
+
+    /// The sender has read the chat up to what they wrote: their marker moves to their newest
+    /// stored message there (never back), once per write batch. The same statement for every
+    /// message of theirs in the chat, like `touch`.
+    private static func markSent(chatID: Int64, senderID: Int64, in db: Database) throws {
+        let newest: SQL = "(SELECT id FROM messaging_messages WHERE chat_id = \(chatID) AND sender_id = \(senderID) ORDER BY id DESC LIMIT 1)"
+        try db.runBeforeCommit("""
+            UPDATE messaging_members SET last_read_id = \(newest)
+            WHERE chat_id = \(chatID) AND user_id = \(senderID) AND last_read_id < \(newest)
+            """, key: "messaging.read:\(chatID):\(senderID)")
     }
 
     /// The sender's earlier message with the same `clientID` in the chat, if any.

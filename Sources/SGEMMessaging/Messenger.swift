@@ -239,6 +239,18 @@ struct Messenger: Sendable {
         let mentionable = try await mentionable(in: id, body: body)
         let now = Timestamp.now()
         let journal = self.journal
+        // Where the store can reserve the message's id (PostgreSQL), the send waits for no answer
+        // inside the batch: its statements ride in the pipeline and its event is recorded only if
+        // the message is stored. Not stored (not a member, or a retry): the exact way says which.
+        let ahead = !store.reservesIDs ? nil : try await store.write { db -> MessagingRepository.SentAhead? in
+            guard let sent = try MessagingRepository.insertMessageAhead(chatID: id, senderID: sender, body: body, clientID: clientID,
+                                                                         mentions: mentionable, at: now, in: db) else { return nil }
+            try journal.record(RealtimeEvent(type: "message.created", audience: .chat(id), data: sent.message.eventData,
+                                             subject: RealtimeEvent.subject(message: sent.message.id)),
+                               in: db, onlyIf: MessagingRepository.messageExists(sent.message.id))
+            return sent
+        }
+        if let ahead, ahead.stored.value == 1 { return (MessageView(ahead.message), true) }
         let (message, created) = try await store.write { db -> (Message, Bool) in
             guard let message = try MessagingRepository.insertMessage(chatID: id, senderID: sender, body: body, clientID: clientID,
                                                                       mentions: mentionable, at: now, in: db) else {

@@ -7,6 +7,11 @@ public final class Database {
     private var afterCommitActions: [@Sendable () -> Void] = []
     /// True while a batched write job runs (its actions wait for the commit).
     private var collectingAfterCommit = false
+    /// Ids reserved for the running batch by `reserveID`, per table: handed out in order, the
+    /// rest dropped when the batch ends.
+    private var reservedIDs: [String: ArraySlice<Int64>] = [:]
+    /// How many ids `reserveID` takes from a table's sequence at a time.
+    static let idBlock = 32
     /// `runBeforeCommit` statements of the running job, and of the batch's jobs that succeeded.
     private var jobStatements = KeyedStatements()
     private var batchStatements = KeyedStatements()
@@ -79,9 +84,41 @@ public final class Database {
         collectingAfterCommit = true
     }
 
-    /// The writer starts a batch: nothing is waiting for its commit yet.
+    /// The writer starts a batch: nothing is waiting for its commit yet, and no id is reserved.
     func beginBatch() {
         batchStatements.removeAll()
+        reservedIDs.removeAll(keepingCapacity: true)
+    }
+
+    /// On PostgreSQL, in a batched write: a new id for a row of `table` (its identity column
+    /// `id`), taken from the table's sequence after the writers' lock, so that it is greater than
+    /// every id of the batches before and smaller than those of the batches after, on any
+    /// instance. A job that knows its row's id before the row is stored can send the INSERT and
+    /// what refers to the row without waiting for the INSERT's answer (`runCounting`). Ids come
+    /// `idBlock` at a time, one round trip per block; the ones a batch leaves unused are never
+    /// handed out (ids have gaps, as ids of rolled-back rows always had). Nil on SQLite, where an
+    /// INSERT's answer costs no round trip, and outside a batched write.
+    public func reserveID(in table: String) throws -> Int64? {
+        guard dialect == .postgresql, collectingAfterCommit else { return nil }
+        if reservedIDs[table]?.isEmpty ?? true {
+            let block = try connection.query("SELECT nextval(pg_get_serial_sequence(?, 'id')) AS id FROM generate_series(1, CAST(? AS INTEGER))",
+                                             [.text(table), .integer(Int64(Self.idBlock))]).compactMap { $0.int64("id") }
+            guard !block.isEmpty else { throw StoreError(code: .system, message: "\(table) has no identity sequence to reserve ids from") }
+            reservedIDs[table] = block[...]
+        }
+        return reservedIDs[table]?.popFirst()
+    }
+
+    /// Runs `sql` and reports through the returned count how many rows it changed. Where the
+    /// batch's statements run ahead (PostgreSQL, a batch without savepoints) it waits in the
+    /// pipeline with no round trip of its own, and the count is known once the batch has run:
+    /// after `Store.write` returns. Make what depends on the row conditional in SQL (`WHERE
+    /// EXISTS …`) rather than on the count.
+    public func runCounting(_ sql: SQL) throws -> RowCount {
+        let (text, bindings) = sql.render(connection.dialect)
+        let counter = RowCount()
+        try connection.sendCounting(text, bindings, into: counter)
+        return counter
     }
 
     /// The running job succeeded: its `runBeforeCommit` statements join the batch's.

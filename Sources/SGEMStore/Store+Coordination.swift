@@ -4,6 +4,10 @@ extension Store {
     /// instance should do alone goes through `exclusively` or a `leadership`.
     public var isShared: Bool { location.isPostgreSQL }
 
+    /// True when a write can take its rows' ids before storing them (`Database.reserveID`):
+    /// PostgreSQL, where waiting for an INSERT's answer is a round trip.
+    public var reservesIDs: Bool { location.isPostgreSQL }
+
     /// Runs `body` in a transaction of its own unless another instance holds `lock` at this
     /// moment; nil then, without waiting. On PostgreSQL the transaction runs on the coordination
     /// connection (neither the writer nor a reader) and takes `pg_try_advisory_xact_lock` first:

@@ -56,6 +56,10 @@ protocol StoreConnection: AnyObject {
     /// Runs what the batch's jobs left waiting; throws the first failure among it.
     func settleJobs() throws
 
+    /// Sends a statement whose rows-changed count `counter` receives once it has run; where
+    /// nothing runs ahead, runs it at once.
+    func sendCounting(_ sql: String, _ bindings: [SQLValue], into counter: RowCount) throws
+
     /// A job starts: `SAVEPOINT sgem_job`.
     func beginJob() throws
 
@@ -89,6 +93,11 @@ extension StoreConnection {
     func deferJobChecks(_ deferring: Bool) {}
 
     func settleJobs() throws {}
+
+    func sendCounting(_ sql: String, _ bindings: [SQLValue], into counter: RowCount) throws {
+        try execute(sql, bindings)
+        counter.set(try changes)
+    }
 
     func beginJob() throws { try execute("SAVEPOINT sgem_job") }
 

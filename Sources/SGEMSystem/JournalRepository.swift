@@ -158,6 +158,19 @@ struct JournalRepository: Sendable {
             """, event.type, kind, id, users, event.serializedData ?? event.data.serialized(), time, event.subject)
     }
 
+    /// Inserts one event in `db`'s transaction if `condition` holds then, in the same statement.
+    static func insertUnnumbered(_ event: RealtimeEvent, at time: Timestamp, onlyIf condition: SQL, in db: Database) throws {
+        let (kind, id, users) = JournalRepository.columns(event.audience)
+        let data = event.serializedData ?? event.data.serialized()
+        // The casts type the selected bindings for PostgreSQL (it cannot infer them in a SELECT list).
+        try db.run("""
+            INSERT INTO system_events (type, audience_kind, audience_id, audience_users, data, created_at, subject)
+            SELECT CAST(\(event.type) AS TEXT), CAST(\(kind) AS TEXT), CAST(\(id) AS BIGINT), CAST(\(users) AS TEXT),
+                   CAST(\(data) AS TEXT), CAST(\(time) AS BIGINT), CAST(\(event.subject) AS TEXT)
+            WHERE \(condition)
+            """)
+    }
+
     /// Sets the data of every event about `subject` to `data`; returns how many changed.
     static func rewrite(subject: String, to data: String, in db: Database) throws -> Int {
         try db.execute("UPDATE system_events SET data = ? WHERE subject = ? AND data <> ?", data, subject, data)

@@ -48,6 +48,13 @@ final class StoredEventJournal: EventJournal {
         db.ringAfterCommit(channel: Self.channel, payload: "events")
     }
 
+    func record(_ event: RealtimeEvent, in db: Database, onlyIf condition: SQL) throws {
+        try JournalRepository.insertUnnumbered(event, at: .now(), onlyIf: condition, in: db)
+        let signal = self.signal
+        db.afterCommit { signal.fire() }
+        db.ringAfterCommit(channel: Self.channel, payload: "events")
+    }
+
     func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int {
         try JournalRepository.rewrite(subject: subject, to: data.serialized(), in: db)
     }

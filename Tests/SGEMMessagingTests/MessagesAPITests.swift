@@ -30,6 +30,61 @@ struct MessagesAPITests {
         #expect(events[0].event.audience == .chat(chat) && same(events[0].event.data, ["message": first]))
     }
 
+    @Test("sends that share write batches: each stored message has one event; a non-member's and a repeated clientId's have none; the chat's activity and each sender's marker end at their newest message")
+    func sendsSharingBatches() async throws {
+        let s = try await ChatServer.start()
+        defer { Task { await s.stop() } }
+        let (ana, bob, cleo) = (s["ana"], s["bob"], s["cleo"])
+        let chat = try await s.group("G", by: ana, members: [bob])
+        let start = try await s.journal().lastEventID()
+        // 60 sends at once (on PostgreSQL sent ahead in the batch's pipeline): ana's and bob's,
+        // cleo's (no member: 404) and ana's repeats of clientId "r" (the first is stored, the rest 200).
+        let outcomes = try await withThrowingTaskGroup(of: (String, Int, Int64?).self) { group in
+            for n in 0..<60 {
+                group.addTask {
+                    let (person, name, clientID): (Person, String, String) = switch n % 4 {
+                    case 0: (ana, "ana", "a-\(n)")
+                    case 1: (bob, "bob", "b-\(n)")
+                    case 2: (cleo, "cleo", "c-\(n)")
+                    default: (ana, "ana", "r")
+                    }
+                    let r = try await s.call("POST", "/chats/\(chat)/messages", as: person,
+                                             json: ["body": .string("n\(n) @bob"), "clientId": .string(clientID)])
+                    return (name, r.status, try? r.json().id)
+                }
+            }
+            return try await group.reduce(into: [(String, Int, Int64?)]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0.0 == "cleo" }.allSatisfy { $0.1 == 404 })
+        let created = outcomes.filter { $0.1 == 201 }
+        #expect(created.count == 31, "15 of ana's, 15 of bob's and the first repeat")
+        // Every repeat answered the one stored message.
+        let repeats = outcomes.filter { $0.0 == "ana" && $0.1 == 200 }
+        #expect(repeats.count == 14 && Set(repeats.compactMap(\.2)).count == 1)
+        #expect(Set(repeats.compactMap(\.2)).isSubset(of: Set(created.compactMap(\.2))))
+        let sender = Dictionary(uniqueKeysWithValues: created.compactMap { c in c.2.map { ($0, c.0) } })
+        let history = try await s.expect(200, "GET", "/chats/\(chat)/messages?limit=100", as: bob)
+        #expect(Set(history.textIDs) == Set(sender.keys))
+        let events = try await s.events(after: start).filter { $0.event.type == "message.created" }
+        #expect(events.count == sender.count)
+        #expect(Set(events.compactMap { $0.event.data["message"]?["id"]?.numberValue.map { Int64($0) } }) == Set(sender.keys))
+        // Each sender has read up to their own newest message: what the other wrote after it is
+        // unread (and bob is mentioned in each of ana's messages).
+        let anasNewest = try #require(sender.filter { $0.value == "ana" }.keys.max())
+        let bobsNewest = try #require(sender.filter { $0.value == "bob" }.keys.max())
+        #expect(try await s.listed(chat, for: ana)?.int("unreadCount") == sender.filter { $0.value == "bob" && $0.key > anasNewest }.count)
+        let forBob = try await s.listed(chat, for: bob)
+        let unreadOfAna = sender.filter { $0.value == "ana" && $0.key > bobsNewest }.count
+        #expect(forBob?.int("unreadCount") == unreadOfAna && forBob?.int("mentionCount") == unreadOfAna)
+        let stored = try await s.store.read { db in
+            try db.fetchOne("""
+                SELECT c.last_activity_at AS activity, (SELECT created_at FROM messaging_messages WHERE chat_id = c.id ORDER BY id DESC LIMIT 1) AS newest
+                FROM messaging_chats c WHERE c.id = \(chat)
+                """)
+        }
+        #expect(stored?.int64("activity") == stored?.int64("newest"))
+    }
+
     /// Bodies of POST /chats/{id}/messages that are refused, with the field named.
     static let badMessages: [(JSONValue, String)] = {
         func body(_ pairs: (String, JSONValue)...) -> JSONValue { .object(pairs) }

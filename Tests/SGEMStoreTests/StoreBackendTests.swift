@@ -177,6 +177,44 @@ import Testing
     }
 
     @Test(arguments: TestBackend.available)
+    func reservedIDsGrowAcrossBatchesAndStoresAndCountsArriveByTheWritesReturn(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let (first, second) = (try database.open(), try database.open())
+        try await first.write { try $0.run(Self.schema) }
+        #expect(first.reservesIDs == (backend == .postgresql))
+        // Writes on two stores (two instances) in turn, each reserving ids and inserting with them.
+        var seen: [Int64] = []
+        for round in 0..<6 {
+            let store = round % 2 == 0 ? first : second
+            let (ids, counts) = try await store.write { db -> ([Int64], [RowCount]) in
+                var ids: [Int64] = []
+                var counts: [RowCount] = []
+                for k in 0..<3 {
+                    guard let id = try db.reserveID(in: "t") else { return ([], []) }
+                    ids.append(id)
+                    // The second insert of each round is refused by the unique n: it changes nothing.
+                    let n = Int64(round * 10 + (k == 2 ? 0 : k))
+                    counts.append(try db.runCounting("INSERT INTO t (id, n) VALUES (\(id), \(n)) ON CONFLICT DO NOTHING"))
+                }
+                return (ids, counts)
+            }
+            if backend == .sqlite { #expect(ids.isEmpty); continue }
+            #expect(counts.map(\.value) == [1, 1, 0])
+            #expect(ids == ids.sorted() && (seen.last ?? 0) < ids[0], "ids grow within a batch and from batch to batch, on either store")
+            seen += ids
+        }
+        if backend == .postgresql {
+            let stored = try await first.read { db in try db.query("SELECT id FROM t ORDER BY id").compactMap { $0.int64("id") } }
+            #expect(stored.count == 12 && Set(stored).isSubset(of: Set(seen)))
+        }
+        // Outside a batched write there is nothing to reserve.
+        let coordinated = try await first.exclusively(StoreLock("test.reserve")) { db in try db.reserveID(in: "t") }
+        #expect(coordinated == .some(nil))
+        await first.close()
+        await second.close()
+    }
+
+    @Test(arguments: TestBackend.available)
     func transactionControlInAWriteFailsThatWriteAlone(_ backend: TestBackend) async throws {
         let database = try TestDatabase(backend)
         let store = try database.open()

@@ -13,6 +13,8 @@ struct PipelineCommand {
     /// For the Parse of a statement prepared on the way: its key in the cache, dropped again when
     /// the Parse failed or was skipped.
     let prepares: String?
+    /// Receives the rows the statement changed, once it has run.
+    var counter: RowCount? = nil
 }
 
 /// A statement sent through the pipeline failed (the first one to; those after it were skipped).
@@ -37,7 +39,7 @@ extension PostgresConnection {
 
     /// Sends one statement without waiting for its result (prepared once per session, like
     /// `query`). `control` marks the caller's own transaction statements.
-    func send(_ sql: String, _ bindings: [SQLValue], control: Bool) throws {
+    func send(_ sql: String, _ bindings: [SQLValue], control: Bool, counter: RowCount? = nil) throws {
         let params = try Parameter.list(bindings, sql: sql)
         if PQpipelineStatus(handle) == PQ_PIPELINE_OFF {
             guard PQenterPipelineMode(handle) == 1 else {
@@ -62,7 +64,7 @@ extension PostgresConnection {
             abandonPipeline()
             throw StoreError(code: .connectionLost, message: message, sql: sql)
         }
-        pipeline.append(PipelineCommand(sql: sql, control: control, prepares: nil))
+        pipeline.append(PipelineCommand(sql: sql, control: control, prepares: nil, counter: counter))
     }
 
     /// Ends the pipeline with a Sync and reads every result in one round trip. Throws the first
@@ -88,7 +90,10 @@ extension PostgresConnection {
                 let status = PQresultStatus(result)
                 switch status {
                 case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-                    if command.prepares == nil { lastChangedRows = Int(String(cString: PQcmdTuples(result))) ?? 0 }
+                    if command.prepares == nil {
+                        lastChangedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+                        command.counter?.set(lastChangedRows)
+                    }
                     if keepingLast && index == commands.count - 1 && kept == nil {
                         kept = result
                         continue

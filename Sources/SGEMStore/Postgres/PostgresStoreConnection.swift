@@ -207,6 +207,18 @@ final class PostgresStoreConnection: StoreConnection {
         try settled { try connection.flushPipeline() }
     }
 
+    func sendCounting(_ sql: String, _ bindings: [SQLValue], into counter: RowCount) throws {
+        let text = try render(sql)
+        try settled {
+            if jobRunning {
+                try connection.send(text, bindings, control: false, counter: counter)
+            } else {
+                try connection.execute(text, bindings)
+                counter.set(connection.lastChangedRows)
+            }
+        }
+    }
+
     /// BEGIN (snapshot, read only), sent with the read's first statement.
     func beginRead() throws {
         try reconnectIfLost()
