@@ -79,7 +79,8 @@ final class SessionManager: SessionAuthenticator {
     private func user(of request: Request, allowQueryToken: Bool) async throws -> AuthenticatedUser? {
         guard let (token, viaCookie) = try SessionManager.credentials(request, allowQueryToken: allowQueryToken) else { return nil }
         let digest = SessionManager.digest(token)
-        let found = try await store.read { db in try AccountsRepository.session(tokenDigest: digest, in: db) }
+        // One statement, on every authenticated request: no snapshot around it.
+        let found = try await store.readAtOnce { db in try AccountsRepository.session(tokenDigest: digest, in: db) }
         let now = Timestamp.now().milliseconds
         guard let session = found, session.expiresAt > now else {
             throw AccountsError.sessionExpired

@@ -48,7 +48,7 @@ public final class Store: Sendable {
         case .postgresql(let url):
             writer = try PostgresStoreConnection(url: url, configuration: configuration)
             for _ in 0..<max(1, configuration.readers) {
-                readers.append(try PostgresStoreConnection(url: url, configuration: configuration))
+                readers.append(try PostgresStoreConnection(url: url, configuration: configuration, readOnly: true))
             }
         }
 
@@ -125,6 +125,15 @@ public final class Store: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Runs `body` on a reader connection without a transaction: each statement sees the data
+    /// committed when it starts (its own snapshot). For reads of one statement — a session by its
+    /// token, a page of messages — where `read`'s snapshot buys nothing: on PostgreSQL it saves
+    /// the BEGIN and COMMIT around the statement. Writing fails as in `read` (reader connections
+    /// are read-only).
+    public func readAtOnce<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await onReader { db in try body(db) }
     }
 
     /// Runs `body` on a reader thread without opening a transaction.

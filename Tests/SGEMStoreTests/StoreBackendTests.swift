@@ -177,6 +177,23 @@ import Testing
     }
 
     @Test(arguments: TestBackend.available)
+    func aReadAtOnceSeesWhatIsCommittedAndCannotWrite(_ backend: TestBackend) async throws {
+        let database = try TestDatabase(backend)
+        let store = try database.open()
+        try await store.write { db in
+            try db.run(Self.schema)
+            try db.execute("INSERT INTO t (n) VALUES (?)", 1)
+        }
+        #expect(try await store.readAtOnce { try $0.scalar("SELECT count(*) FROM t") } == .integer(1))
+        await #expect(throws: StoreError.self) { try await store.readAtOnce { try $0.execute("INSERT INTO t (n) VALUES (?)", 2) } }
+        // Neither does a read's snapshot leave the reader able to write afterwards.
+        _ = try await store.read { try $0.scalar("SELECT 1") }
+        await #expect(throws: StoreError.self) { try await store.readAtOnce { try $0.execute("DELETE FROM t") } }
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM t") } == .integer(1))
+        await store.close()
+    }
+
+    @Test(arguments: TestBackend.available)
     func reservedIDsGrowAcrossBatchesAndStoresAndCountsArriveByTheWritesReturn(_ backend: TestBackend) async throws {
         let database = try TestDatabase(backend)
         let (first, second) = (try database.open(), try database.open())

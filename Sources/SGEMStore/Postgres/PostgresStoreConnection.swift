@@ -20,6 +20,9 @@ final class PostgresStoreConnection: StoreConnection {
 
     let connection: PostgresConnection
     private let settings: StoreConfiguration
+    /// A reader's connection: no transaction on it may write, whether `read` opened it or a
+    /// statement runs alone (`readAtOnce`).
+    private let readOnly: Bool
     private var rendered: [String: String] = [:]
     private var jobRunning = false
     private var refusedTransactionControl = false
@@ -32,9 +35,10 @@ final class PostgresStoreConnection: StoreConnection {
     /// trip (see `deferJobChecks`).
     private var deferringJobChecks = false
 
-    init(url: PostgresURL, configuration: StoreConfiguration) throws {
+    init(url: PostgresURL, configuration: StoreConfiguration, readOnly: Bool = false) throws {
         connection = try PostgresConnection(url: url)
         settings = configuration
+        self.readOnly = readOnly
         try applySessionSettings()
     }
 
@@ -47,6 +51,7 @@ final class PostgresStoreConnection: StoreConnection {
         // Short statements only: JIT compiling one whose estimate crosses `jit_above_cost` costs
         // more than running it (130 ms for a search's 15 ms count).
         try connection.execute("SET jit = off")
+        if readOnly { try connection.execute("SET default_transaction_read_only = on") }
     }
 
     private func reconnectIfLost() throws {
