@@ -388,8 +388,8 @@ struct MessagingRepository: Sendable {
             try db.run("INSERT INTO messaging_search (rowid, body) VALUES (\(id), \(body))")
         }
         try insertMentions(mentions, messageID: id, chatID: chatID, senderID: senderID, in: db)
-        try touch(chatID: chatID, in: db)
-        try markSent(chatID: chatID, senderID: senderID, in: db)
+        try touch(chatID: chatID, messageID: id, in: db)
+        try markSent(chatID: chatID, senderID: senderID, messageID: id, in: db)
         return Message(id: id, chatID: chatID, senderID: senderID, body: body, mentions: mentions, clientID: clientID,
                        createdAt: time, editedAt: nil, deleted: false)
     }
@@ -425,8 +425,8 @@ struct MessagingRepository: Sendable {
                 ON CONFLICT DO NOTHING
                 """)
         }
-        try touch(chatID: chatID, in: db)
-        try markSent(chatID: chatID, senderID: senderID, in: db)
+        try touch(chatID: chatID, messageID: id, in: db)
+        try markSent(chatID: chatID, senderID: senderID, messageID: id, in: db)
         let message = Message(id: id, chatID: chatID, senderID: senderID, body: body, mentions: mentions, clientID: clientID,
                               createdAt: time, editedAt: nil, deleted: false)
         return SentAhead(message: message, stored: stored)
@@ -452,32 +452,32 @@ struct MessagingRepository: Sendable {
             // An external-content index holds a row for every message; a system line's is empty.
             try db.run("INSERT INTO messaging_search (rowid, body) VALUES (\(id), NULL)")
         }
-        try touch(chatID: chatID, in: db)
+        try touch(chatID: chatID, messageID: id, in: db)
         return Message(id: id, chatID: chatID, senderID: line.actorID, body: nil, mentions: [], clientID: nil,
                        createdAt: time, editedAt: nil, deleted: false, kind: .system, system: line)
     }
 
-    /// Moves the chat up the lists: its last activity becomes its newest message's time (never
-    /// earlier), once per write batch however many of the batch's writes post to the chat.
-    /// The statement is the same for every write of the chat (the newest stored message's time),
-    /// so whichever of a batch's writes gave it last, it is right — also when a message sent ahead
-    /// turned out not to be stored.
-    private static func touch(chatID: Int64, in db: Database) throws {
-        let newest: SQL = "(SELECT created_at FROM messaging_messages WHERE chat_id = \(chatID) ORDER BY id DESC LIMIT 1)"
-        try db.runBeforeCommit("""
-            UPDATE messaging_chats SET last_activity_at = \(newest) WHERE id = \(chatID) AND last_activity_at < \(newest)
-            """, key: "messaging.activity:\(chatID)")
+    /// Moves the chat up the lists: its last activity becomes the time of the newest of the batch's
+    /// messages in it that were stored (never earlier), once per write batch however many of the
+    /// batch's writes post to the chat. Looked up by id: a message sent ahead that was not stored
+    /// simply is not found.
+    private static func touch(chatID: Int64, messageID: Int64, in db: Database) throws {
+        try db.runBeforeCommit(key: "messaging.activity:\(chatID)", collecting: messageID) { ids in
+            let newest: SQL = "(SELECT MAX(created_at) FROM messaging_messages WHERE id IN \(list: ids))"
+            return "UPDATE messaging_chats SET last_activity_at = \(newest) WHERE id = \(chatID) AND last_activity_at < \(newest)"
+        }
     }
 
-    /// The sender has read the chat up to what they wrote: their marker moves to their newest
-    /// stored message there (never back), once per write batch. The same statement for every
-    /// message of theirs in the chat, like `touch`.
-    private static func markSent(chatID: Int64, senderID: Int64, in db: Database) throws {
-        let newest: SQL = "(SELECT id FROM messaging_messages WHERE chat_id = \(chatID) AND sender_id = \(senderID) ORDER BY id DESC LIMIT 1)"
-        try db.runBeforeCommit("""
-            UPDATE messaging_members SET last_read_id = \(newest)
-            WHERE chat_id = \(chatID) AND user_id = \(senderID) AND last_read_id < \(newest)
-            """, key: "messaging.read:\(chatID):\(senderID)")
+    /// The sender has read the chat up to what they wrote: their marker moves to the newest of
+    /// their stored messages of the batch there (never back), once per write batch, like `touch`.
+    private static func markSent(chatID: Int64, senderID: Int64, messageID: Int64, in db: Database) throws {
+        try db.runBeforeCommit(key: "messaging.read:\(chatID):\(senderID)", collecting: messageID) { ids in
+            let newest: SQL = "(SELECT MAX(id) FROM messaging_messages WHERE id IN \(list: ids))"
+            return """
+                UPDATE messaging_members SET last_read_id = \(newest)
+                WHERE chat_id = \(chatID) AND user_id = \(senderID) AND last_read_id < \(newest)
+                """
+        }
     }
 
     /// The sender's earlier message with the same `clientID` in the chat, if any.

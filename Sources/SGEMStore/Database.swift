@@ -16,27 +16,31 @@ public final class Database {
     private var jobStatements = KeyedStatements()
     private var batchStatements = KeyedStatements()
 
-    /// Statements by key in the order their keys were first given; a later one replaces the earlier.
+    /// Statements by key in the order their keys were first given: the latest maker given for a
+    /// key, called with every value given for it.
     private struct KeyedStatements {
         private var keys: [String] = []
-        private var statements: [String: SQL] = [:]
+        private var makers: [String: ([Int64]) -> SQL] = [:]
+        private var values: [String: [Int64]] = [:]
 
         var isEmpty: Bool { keys.isEmpty }
 
-        mutating func set(_ key: String, _ sql: SQL) {
-            if statements.updateValue(sql, forKey: key) == nil { keys.append(key) }
+        mutating func set(_ key: String, values more: [Int64], _ make: @escaping ([Int64]) -> SQL) {
+            if makers.updateValue(make, forKey: key) == nil { keys.append(key) }
+            values[key, default: []] += more
         }
 
         mutating func merge(_ other: KeyedStatements) {
-            for key in other.keys { if let sql = other.statements[key] { set(key, sql) } }
+            for key in other.keys { if let make = other.makers[key] { set(key, values: other.values[key] ?? [], make) } }
         }
 
         mutating func removeAll() {
             keys.removeAll(keepingCapacity: true)
-            statements.removeAll(keepingCapacity: true)
+            makers.removeAll(keepingCapacity: true)
+            values.removeAll(keepingCapacity: true)
         }
 
-        var ordered: [SQL] { keys.compactMap { statements[$0] } }
+        var ordered: [SQL] { keys.compactMap { key in makers[key].map { $0(values[key] ?? []) } } }
     }
 
     /// The store's doorbells by channel, for `ringAfterCommit`; nil where none rings (readers).
@@ -74,7 +78,15 @@ public final class Database {
     /// run before it. Dropped with the job when it fails; outside a batched write (a migration, an
     /// exclusive body) it runs at once.
     public func runBeforeCommit(_ sql: SQL, key: String) throws {
-        if collectingAfterCommit { jobStatements.set(key, sql) } else { try run(sql) }
+        if collectingAfterCommit { jobStatements.set(key, values: []) { _ in sql } } else { try run(sql) }
+    }
+
+    /// `runBeforeCommit` for a statement about several of the batch's rows: `make` is called once,
+    /// just before the commit, with the `value` of every write of the batch that gave one for `key`
+    /// (the ids of the messages a batch posted to one chat, say), in the order they ran; the
+    /// latest `make` given for the key is the one called. A failed write's value is dropped with it.
+    public func runBeforeCommit(key: String, collecting value: Int64, _ make: @escaping ([Int64]) -> SQL) throws {
+        if collectingAfterCommit { jobStatements.set(key, values: [value], make) } else { try run(make([value])) }
     }
 
     /// The writer starts a job: its actions are collected from now on.
