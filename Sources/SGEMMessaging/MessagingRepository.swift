@@ -645,7 +645,7 @@ struct MessagingRepository: Sendable {
     /// `userID`'s chats (one of them when `chatID` is given), newest first, ids below `before`.
     /// On PostgreSQL `matches` is `countMatches` for the same arguments when the caller has it.
     static func search(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, matches: Int? = nil,
-                       in db: Database) throws -> [Hit] {
+                       window: SQL = "", in db: Database) throws -> [Hit] {
         let inChat: SQL = chatID.map { "AND m.chat_id = \($0)" } ?? ""
         if db.dialect == .postgresql {
             let counted = try matches ?? countMatches(query, userID: userID, chatID: chatID, before: before, in: db)
@@ -663,7 +663,7 @@ struct MessagingRepository: Sendable {
                     WHERE m.search_vector @@ q AND m.id < \(before ?? Int64.max)
                       AND m.deleted = 0 AND m.kind = 'text'
                       AND m.chat_id IN (SELECT chat_id FROM messaging_members WHERE user_id = \(userID))
-                      \(inChat)
+                      \(inChat) \(window)
                     ORDER BY \(order) DESC LIMIT \(limit)
                     """)
             }
@@ -679,6 +679,20 @@ struct MessagingRepository: Sendable {
               \(inChat)
             ORDER BY messaging_search.rowid DESC LIMIT \(limit)
             """)
+    }
+
+    /// How many of the newest ids (below `before`) `searchRecent` walks.
+    static let recentWindow: Int64 = 4_000
+
+    /// PostgreSQL: the newest `limit` matches of `query` among the `recentWindow` newest ids below
+    /// `before`, walked newest first through the key index (never a bitmap of every match): all
+    /// of the search's first `limit` when it finds `limit`, since every other match is older.
+    static func searchRecent(_ query: String, userID: Int64, chatID: Int64?, before: Int64?, limit: Int, in db: Database) throws -> [Hit] {
+        let top: SQL = before.map { "CAST(\($0) AS BIGINT)" } ?? "(SELECT COALESCE(MAX(id), 0) + 1 FROM messaging_messages)"
+        return try db.planned([.valuesAtHand, .noBitmap]) {
+            try search(query, userID: userID, chatID: chatID, before: before, limit: limit, matches: 100,
+                       window: "AND m.id >= \(top) - CAST(\(recentWindow) AS BIGINT)", in: db)
+        }
     }
 
     /// `ts_headline`'s excerpt with "…" where it leaves out the start or the end of the body.
@@ -699,6 +713,11 @@ struct MessagingRepository: Sendable {
         guard let words = SearchWords(text),
               let query = db.dialect == .postgresql ? words.tsquery : words.fts else { return [] }
         if db.dialect == .postgresql {
+            // A page of whole-word matches among the newest messages answers most searches (and
+            // says the words are there, so no prefix): a walk of a few thousand ids, where the
+            // count below would build the bitmap of a common word's every match.
+            let recent = try searchRecent(query.words, userID: userID, chatID: chatID, before: before, limit: limit, in: db)
+            if recent.count == limit { return recent }
             // The whole-word count answers both questions: whether to fall back to the prefix,
             // and (on the first page) how to read the matches.
             var wholeWords: Int?

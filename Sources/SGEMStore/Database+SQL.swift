@@ -33,6 +33,10 @@ public struct PlannerHints: OptionSet, Sendable {
     /// (PostgreSQL's `enable_indexscan` and `enable_seqscan` off). For counting matches in a
     /// full-text index, which a walk would visit row by row.
     public static let bitmapOnly = PlannerHints(rawValue: 2)
+    /// Rows found by walking an index, never through a bitmap (PostgreSQL's `enable_bitmapscan`
+    /// off): for a walk bounded by a key range, where building the bitmap of a common word's
+    /// every match would cost more than the walk.
+    public static let noBitmap = PlannerHints(rawValue: 4)
 }
 
 extension Database {
@@ -45,6 +49,7 @@ extension Database {
         var settings: [String] = []
         if hints.contains(.valuesAtHand) { settings.append("plan_cache_mode") }
         if hints.contains(.bitmapOnly) { settings += ["enable_indexscan", "enable_seqscan"] }
+        if hints.contains(.noBitmap) { settings.append("enable_bitmapscan") }
         for setting in settings {
             try connection.execute(setting == "plan_cache_mode" ? "SET LOCAL plan_cache_mode = force_custom_plan" : "SET LOCAL \(setting) = off", [])
         }

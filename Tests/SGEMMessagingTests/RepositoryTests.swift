@@ -54,6 +54,32 @@ struct MessagingRepositoryTests {
         #expect(migrations.ids.count == 6 && migrations.withoutPostgreSQLForm.isEmpty)
     }
 
+    @Test("a first page from the newest matches and older ones beyond thousands of newer messages, then the next by before: the same on both backends",
+          arguments: TestBackend.available)
+    func searchReachesPastTheNewestMessages(_ backend: TestBackend) async throws {
+        let f = try await Fixture(backend)
+        var old: [Int64] = []
+        for i in 0..<20 { old.append(try await f.send("hallazgo antiguo \(i)", to: f.mine, as: 1).id) }
+        // More messages without the word than PostgreSQL's first look at the newest ones walks.
+        let filler = Int(MessagingRepository.recentWindow) + 100
+        try await f.store.write { db in
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(filler))
+                INSERT INTO messaging_messages (chat_id, sender_id, body, mentions, created_at) SELECT \(f.mine), 2, 'relleno', '[]', 3000 FROM n
+                """)
+        }
+        var recent: [Int64] = []
+        for i in 0..<5 { recent.append(try await f.send("hallazgo reciente \(i)", to: f.mine, as: 2).id) }
+        let first = try await f.search("hallazgo")
+        #expect(first.map(\.message.id) == Array(recent.reversed()) + Array(old.reversed().prefix(15)), "\(backend)")
+        let next = try await f.search("hallazgo", before: first.last?.message.id)
+        #expect(next.map(\.message.id) == Array(old.reversed().suffix(5)), "\(backend)")
+        // Enough among the newest: the first page is theirs alone.
+        for i in 0..<20 { recent.append(try await f.send("hallazgo reciente \(i + 5)", to: f.mine, as: 2).id) }
+        #expect(try await f.search("hallazgo").map(\.message.id) == Array(recent.reversed().prefix(20)), "\(backend)")
+        #expect(try await f.search("hallazgo", as: 3).isEmpty, "\(backend): not cleo's chat")
+    }
+
     @Test("a message's rules hold on every backend; on PostgreSQL as domains, with no CHECK on the table an INSERT plans again",
           arguments: TestBackend.available)
     func messageRulesHold(_ backend: TestBackend) async throws {
