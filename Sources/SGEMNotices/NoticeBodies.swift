@@ -5,33 +5,29 @@ import SGEMSupport
 // contract's checks: an invalid body is a 422 `validation_failed` naming every bad field.
 
 /// `POST /admin/notices`: `{title, body, pinned?}`.
-struct NewNoticeBody {
+struct NewNoticeBody: RequestBody {
     let title: String
     let body: String
     let pinned: Bool
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         let title = body.noticeText("title", required: true, NoticeRules.title)
         let text = body.noticeText("body", required: true, NoticeRules.body)
         pinned = body.bool("pinned") ?? false
-        try body.check()
         (self.title, self.body) = (title ?? "", text ?? "")
     }
 }
 
 /// `PATCH /admin/notices/{id}`: `{title?, body?, pinned?}`; what is left out keeps its value.
-struct NoticeChangeBody {
+struct NoticeChangeBody: RequestBody {
     let title: String?
     let body: String?
     let pinned: Bool?
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         title = body.noticeText("title", required: false, NoticeRules.title)
         self.body = body.noticeText("body", required: false, NoticeRules.body)
         pinned = body.bool("pinned")
-        try body.check()
     }
 }
 
