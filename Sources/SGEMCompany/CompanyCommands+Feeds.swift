@@ -15,10 +15,7 @@ extension CompanyCommands {
         let show = Command("show", summary: "print the feed URLs with each one's last fetch", usage: "[--json]",
                            options: [.flag("json", "print JSON")]) { args, ctx in
             let list = try await FeedRepository(store: try await openStore()).feeds()
-            if args.has("json") {
-                ctx.io.print(String(decoding: try OrderedJSONEncoder.encode(Items(items: list.map(FeedStatusView.init))), as: UTF8.self))
-                return
-            }
+            if args.has("json") { ctx.io.print(try OrderedJSONEncoder.text(Items(items: list.map(FeedStatusView.init)))); return }
             if list.isEmpty { ctx.io.print("no company feeds"); return }
             for feed in list { ctx.io.print(CompanyCommands.describe(feed)) }
         }

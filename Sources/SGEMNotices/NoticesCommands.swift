@@ -51,8 +51,7 @@ struct NoticesCommands: Sendable {
                                options: [.flag("json", "print JSON")]) { args, ctx in
             let notices = try await makeBoard().companyNotices(limit: 10_000)
             if args.has("json") {
-                ctx.io.print(String(decoding: try OrderedJSONEncoder.encode(NoticeListView(items: notices.map(NoticeView.init(listing:)))),
-                                    as: UTF8.self))
+                ctx.io.print(try OrderedJSONEncoder.text(NoticeListView(items: notices.map(NoticeView.init(listing:)))))
                 return
             }
             let rows = [["ID", "PINNED", "READS", "CREATED", "TITLE"]] + notices.map {
