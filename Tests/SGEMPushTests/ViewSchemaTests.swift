@@ -1,6 +1,7 @@
 import SGEMCore
 @testable import SGEMPush
 import SGEMSupport
+import SGEMTestSupport
 import Testing
 
 /// Each answer of the push API, encoded from a sample value, against the OpenAPI schema
@@ -24,9 +25,7 @@ struct ViewSchemaTests {
     @Test("the encoded value has the schema's properties, types and nulls, in the schema's order", arguments: cases.indices)
     func matches(_ index: Int) {
         let (name, value, schema) = ViewSchemaTests.cases[index]
-        #expect(value != .null, "\(name) did not encode")
-        #expect(APISchema.mismatches(value, against: schema) == [], "\(name)")
-        #expect(value.objectValue?.map(\.0) == schema["properties"]?.objectValue?.map(\.0), "\(name)")
+        #expect(value != .null && viewMismatches(value, against: schema) == [], "\(name)")
     }
 
     @Test("a subscription shows its id, endpoint and time, never its keys")

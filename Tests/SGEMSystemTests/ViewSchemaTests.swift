@@ -1,5 +1,6 @@
 import SGEMCore
 import SGEMSupport
+import SGEMTestSupport
 @testable import SGEMSystem
 import Testing
 
@@ -13,8 +14,16 @@ struct ViewSchemaTests {
 
     @Test("status and stored ids fit their schemas")
     func matches() {
-        #expect(APISchema.mismatches(ViewSchemaTests.json(StatusView(status: "ok")), against: SystemAPI.statusSchema) == [])
-        #expect(APISchema.mismatches(ViewSchemaTests.json(StoredIDView(id: 9_007_199_254_740_993)), against: SystemAPI.storedIDSchema) == [])
+        #expect(viewMismatches(ViewSchemaTests.json(StatusView(status: "ok")), against: SystemAPI.statusSchema) == [])
+        #expect(viewMismatches(ViewSchemaTests.json(StoredIDView(id: 9_007_199_254_740_993)), against: SystemAPI.storedIDSchema) == [])
+    }
+
+    @Test("the checker sees keys out of the documented order, nested ones too")
+    func checkerSeesOrder() {
+        let schema = APISchema.object(["a": APISchema.integer, "b": APISchema.array(APISchema.object(["x": APISchema.integer, "y": APISchema.integer]))])
+        #expect(viewMismatches(["a": 1, "b": [["x": 1, "y": 2]]], against: schema) == [])
+        #expect(viewMismatches(["b": [], "a": 1], against: schema) == ["(root): keys out of the documented order"])
+        #expect(viewMismatches(["a": 1, "b": [["y": 2, "x": 1]]], against: schema) == ["b[0]: keys out of the documented order"])
     }
 
     @Test("liveness and readiness answer the same bytes, never cached")
