@@ -87,11 +87,6 @@ struct FeedStatusView: Encodable, Sendable {
     }
 }
 
-/// `{items: [...]}`, the shape of every list.
-struct Items<Item: Encodable & Sendable>: Encodable, Sendable {
-    let items: [Item]
-}
-
 extension CompanyProfile {
     /// The API's view as a value, for the audit log's before and after and the admin verbs.
     var json: JSONValue { (try? OrderedJSONEncoder.jsonValue(CompanyProfileView(self))) ?? .null }

@@ -53,11 +53,6 @@ enum MessagingAPI {
     }
 }
 
-/// `{"items": [...]}`, the contract's list.
-struct Items<Item: Encodable & Sendable>: Encodable, Sendable {
-    let items: [Item]
-}
-
 /// The checks of body fields the messaging bodies share.
 enum BodyField {
     /// The string field `key` checked by `rule`, or nil with the problem recorded. Optional
