@@ -3,7 +3,7 @@ import SGEMCore
 import SGEMStore
 import SGEMSupport
 
-/// The notice board's operations, in domain words: what the routes, the admin verbs and the
+/// The notice board's operations, in domain words: what the controllers, the admin verbs and the
 /// publisher call. Each write and the `notice.created` event it records share one transaction.
 struct NoticeBoard: Sendable {
     let store: Store
