@@ -67,7 +67,7 @@ extension AccountsCommands {
                 let invites = try await service.invites(all: args.has("all"))
                 let now = service.clock()
                 if args.has("json") {
-                    ctx.io.print(try JSONValue(encoding: InviteListView(items: invites.map { $0.view(at: now) })).serialized())
+                    ctx.io.print(try OrderedJSONEncoder.text(InviteListView(items: invites.map { $0.view(at: now) })))
                     return
                 }
                 let rows = [["ID", "ROLE", "USES", "EXPIRES", "STATUS", "NOTE"]] + invites.map {

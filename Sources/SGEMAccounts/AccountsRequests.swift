@@ -9,15 +9,13 @@ import SGEMSupport
 // problems until `check()`.
 
 /// `POST /auth/login`.
-struct LoginBody {
+struct LoginBody: RequestBody {
     let login: String
     let password: String
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         let login = body.string("login", required: true) ?? ""
         password = body.string("password", required: true) ?? ""
-        try body.check()
         self.login = String(login.trimmingWhitespace().lowercased().prefix(254))
     }
 }
@@ -120,15 +118,13 @@ struct CreateUserBody {
 }
 
 /// `PUT /me/password`.
-struct PasswordChangeBody {
+struct PasswordChangeBody: RequestBody {
     let currentPassword: String
     let newPassword: String
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         currentPassword = body.string("currentPassword", required: true) ?? ""
         newPassword = NewAccountFields.password("newPassword", required: true, body: &body) ?? ""
-        try body.check()
     }
 }
 
@@ -186,11 +182,10 @@ struct ProfileBody {
 }
 
 /// `POST /admin/invites`: the invitation's settings, defaults for those left out.
-struct InviteBody {
+struct InviteBody: RequestBody {
     let wanted: InviteRequest
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         var wanted = InviteRequest()
         if let raw = body.string("role") {
             if let role = UserRole(rawValue: raw) { wanted.role = role } else { body.problem("role", InviteRules.roleProblem) }
@@ -203,7 +198,6 @@ struct InviteBody {
             case let .failure(problem): body.problem("note", problem.message)
             }
         }
-        try body.check()
         self.wanted = wanted
     }
 

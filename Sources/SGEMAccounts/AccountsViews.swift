@@ -1,22 +1,9 @@
 import SGEMCore
 import SGEMSupport
 
-// What the accounts API answers, as values. Fields marked `@Null` are always present (`null`
+// What the accounts API answers, as values. Fields marked `@ExplicitNull` are always present (`null`
 // when empty); plain optionals are left out when nil. Each type's OpenAPI schema is in
 // `AccountsAPI.swift`, and `ViewSchemaTests` checks that the two agree.
-
-/// An optional that encodes as `null` rather than being left out.
-@propertyWrapper
-struct Null<Value: Encodable & Sendable>: Encodable, Sendable {
-    var wrappedValue: Value?
-
-    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
-    }
-}
 
 /// `away: {until}`: present only while the person is on approved leave today.
 struct AwayView: Encodable, Sendable {
@@ -30,16 +17,16 @@ struct UserView: Encodable, Sendable {
     let displayName: String
     let role: UserRole
     let active: Bool
-    @Null var position: String?
-    @Null var phone: String?
+    @ExplicitNull var position: String?
+    @ExplicitNull var phone: String?
     let email: String
-    @Null var twitter: String?
-    @Null var linkedin: String?
-    @Null var bio: String?
-    @Null var status: String?
-    @Null var country: String?
+    @ExplicitNull var twitter: String?
+    @ExplicitNull var linkedin: String?
+    @ExplicitNull var bio: String?
+    @ExplicitNull var status: String?
+    @ExplicitNull var country: String?
     let language: String
-    @Null var avatarUrl: String?
+    @ExplicitNull var avatarUrl: String?
     let createdAt: String
     var away: AwayView?
 
@@ -55,7 +42,7 @@ struct UserView: Encodable, Sendable {
 struct PrivateUserView: Encodable, Sendable {
     let user: UserView
     let notificationsEnabled: Bool
-    @Null var lastLoginAt: String?
+    @ExplicitNull var lastLoginAt: String?
     let mustChangePassword: Bool
     let languageChosen: Bool
 
@@ -82,7 +69,7 @@ struct SessionView: Encodable, Sendable {
 /// One page of the directory.
 struct UserPageView: Encodable, Sendable {
     let items: [UserView]
-    @Null var nextAfter: Int64?
+    @ExplicitNull var nextAfter: Int64?
     let total: Int
     let active: Int
 }
@@ -100,7 +87,7 @@ struct PasswordView: Encodable, Sendable {
 
 /// A picture's URL after an upload.
 struct AvatarURLView: Encodable, Sendable {
-    @Null var avatarUrl: String?
+    @ExplicitNull var avatarUrl: String?
 }
 
 /// Whether first-run setup is still possible.
@@ -110,34 +97,34 @@ struct SetupStatusView: Encodable, Sendable {
 
 /// Whom to ask about a forgotten password.
 struct PasswordHelpView: Encodable, Sendable {
-    @Null var adminName: String?
+    @ExplicitNull var adminName: String?
 }
 
 /// The registration policy, for the login screen.
 struct RegistrationView: Encodable, Sendable {
     let mode: String
-    @Null var domain: String?
-    @Null var companyName: String?
+    @ExplicitNull var domain: String?
+    @ExplicitNull var companyName: String?
 }
 
 /// One entry of the audit log.
 struct AuditEntryView: Encodable, Sendable {
     let id: Int64
-    @Null var at: String?
+    @ExplicitNull var at: String?
     let event: String
-    @Null var actorId: Int64?
-    @Null var actorUsername: String?
-    @Null var targetId: Int64?
-    @Null var targetUsername: String?
-    @Null var login: String?
-    @Null var ip: String?
-    @Null var detail: String?
+    @ExplicitNull var actorId: Int64?
+    @ExplicitNull var actorUsername: String?
+    @ExplicitNull var targetId: Int64?
+    @ExplicitNull var targetUsername: String?
+    @ExplicitNull var login: String?
+    @ExplicitNull var ip: String?
+    @ExplicitNull var detail: String?
 }
 
 /// One page of the audit log.
 struct AuditPageView: Encodable, Sendable {
     let items: [AuditEntryView]
-    @Null var nextBefore: Int64?
+    @ExplicitNull var nextBefore: Int64?
 }
 
 /// `{items: [names]}`.
@@ -153,10 +140,10 @@ struct InviteView: Encodable, Sendable {
     let expiresAt: String
     let maxUses: Int
     let uses: Int
-    @Null var note: String?
-    @Null var createdBy: Int64?
+    @ExplicitNull var note: String?
+    @ExplicitNull var createdBy: Int64?
     let createdAt: String
-    @Null var revokedAt: String?
+    @ExplicitNull var revokedAt: String?
     let status: String
 }
 
@@ -167,7 +154,7 @@ struct InviteListView: Encodable, Sendable {
 
 /// What an invitation link offers, for the sign-up screen.
 struct InvitePreviewView: Encodable, Sendable {
-    @Null var companyName: String?
+    @ExplicitNull var companyName: String?
     let role: UserRole
     let expiresAt: String
 }

@@ -1,5 +1,4 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMShell
 import SGEMStore
 import SGEMSupport
@@ -16,7 +15,7 @@ extension CompanyCommands {
         let show = Command("show", summary: "print the feed URLs with each one's last fetch", usage: "[--json]",
                            options: [.flag("json", "print JSON")]) { args, ctx in
             let list = try await FeedRepository(store: try await openStore()).feeds()
-            if args.has("json") { ctx.io.print(JSONValue.object([("items", .array(list.map(\.json)))]).serialized()); return }
+            if args.has("json") { ctx.io.print(try OrderedJSONEncoder.text(Items(items: list.map(FeedStatusView.init)))); return }
             if list.isEmpty { ctx.io.print("no company feeds"); return }
             for feed in list { ctx.io.print(CompanyCommands.describe(feed)) }
         }
@@ -24,12 +23,11 @@ extension CompanyCommands {
         feeds.register(Command("set", summary: "replace the feed URLs (at most \(FeedURLs.maxCount), http or https); kept URLs keep their entries",
                                usage: "URL…", positionals: 1...100) { args, ctx in
             let urls: [String]
-            do { urls = try FeedURLs.checked(args.positionals) } catch let error as APIError {
+            do { urls = try FeedURLs.checked(args.positionals) } catch let CompanyError.invalid(fields) {
                 // "urls[1]" means little on a command line: name the URL itself.
-                let fields = error.details?["fields"]?.objectValue ?? []
-                throw CommandError.failure(fields.map { field, problem in
+                throw CommandError.failure(fields.sorted { $0.key < $1.key }.map { field, problem in
                     let index = Int(field.dropFirst(5).dropLast()).flatMap { args.positionals.indices.contains($0) ? $0 : nil }
-                    return "\(index.map { args.positionals[$0] } ?? "the list") \(problem.stringValue ?? "")"
+                    return "\(index.map { args.positionals[$0] } ?? "the list") \(problem)"
                 }.joined(separator: "; "))
             }
             let saved = try await FeedRepository(store: try await openStore()).replace(with: urls) { db in

@@ -1,6 +1,5 @@
 import SGEMContracts
 import SGEMCore
-import SGEMHTTP
 import SGEMShell
 import SGEMStore
 import SGEMSupport
@@ -41,7 +40,7 @@ struct CompanyCommands: Sendable {
                 _ = try await repository.updateProfile(audited: { try CompanyAudit.profile($0, $1, by: .commandLine, trail: audit, in: $2) }) {
                     try $0.applying(change)
                 }
-            } catch let error as APIError {
+            } catch let error as CompanyError {
                 throw CommandError.failure(CompanyCommands.describe(error, flags: true))
             }
             ctx.io.print("company information saved")
@@ -59,20 +58,20 @@ struct CompanyCommands: Sendable {
             for (key, v) in value.json.objectValue ?? [] { ctx.io.print("\(key): \(CompanyCommands.plain(v))") }
         })
         settings.register(Command("set", summary: "change one setting; KEY is its API name, VALUE is checked like the API",
-                                  usage: "KEY VALUE   (keys: \(SettingsBody.keys.joined(separator: ", ")); workingDays as 1,2,3,4,5; null or \"\" clears)",
+                                  usage: "KEY VALUE   (keys: \(SettingsChange.keys.joined(separator: ", ")); workingDays as 1,2,3,4,5; null or \"\" clears)",
                                   positionals: 2...2) { args, ctx in
             let key = args.positionals[0]
             guard let value = CompanyCommands.settingValue(key, args.positionals[1]) else {
-                throw CommandError.usage("unknown setting '\(key)'; keys: \(SettingsBody.keys.joined(separator: ", "))")
+                throw CommandError.usage("unknown setting '\(key)'; keys: \(SettingsChange.keys.joined(separator: ", "))")
             }
-            let body = SettingsBody(fields: [key: value])
+            let change = SettingsChange(fields: [key: value])
             let repository = CompanyRepository(store: try await openStore())
             do {
                 let audit = trail()
                 _ = try await repository.update(audited: { try CompanyAudit.settings($0, $1, by: .commandLine, trail: audit, in: $2) }) {
-                    try body.applied(to: $0)
+                    try change.applied(to: $0)
                 }
-            } catch let error as APIError {
+            } catch let error as CompanyError {
                 throw CommandError.failure(CompanyCommands.describe(error, flags: false))
             }
             let saved = try await repository.current().json[key] ?? .null
@@ -103,10 +102,12 @@ struct CompanyCommands: Sendable {
         }
     }
 
-    /// One line for a refused change: "invalid email: must be …; invalid …".
-    static func describe(_ error: APIError, flags: Bool) -> String {
-        guard error.code == "validation_failed", let fields = error.details?["fields"]?.objectValue else { return error.message }
-        return fields.map { "invalid \(flags ? "--" : "")\($0.0): \($0.1.stringValue ?? "")" }.joined(separator: "; ")
+    /// One line for a refused change: "invalid email: must be …; invalid …", fields in order.
+    static func describe(_ error: CompanyError, flags: Bool) -> String {
+        switch error {
+        case let .invalid(fields):
+            fields.sorted { $0.key < $1.key }.map { "invalid \(flags ? "--" : "")\($0.key): \($0.value)" }.joined(separator: "; ")
+        }
     }
 
     static func plain(_ v: JSONValue) -> String {

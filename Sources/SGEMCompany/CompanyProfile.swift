@@ -1,5 +1,4 @@
 import SGEMCore
-import SGEMHTTP
 import SGEMSupport
 
 /// The company's own contact information (`GET /api/v1/company`); nil fields are not given.
@@ -15,17 +14,9 @@ struct CompanyProfile: Sendable, Equatable {
     /// The field names, in the API's order.
     static let fieldNames = ["name", "phone", "email", "website", "address"]
 
-    var json: JSONValue {
-        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
-        return [
-            "name": text(name), "phone": text(phone), "email": text(email), "website": text(website), "address": text(address),
-            "updatedAt": updatedAt.map { .string($0.rfc3339()) } ?? .null,
-        ]
-    }
-
     /// `self` with `fields` applied (absent fields keep their value; null or "" clears); 422
-    /// listing every invalid field.
-    func applying(_ fields: [String: JSONValue]) throws -> CompanyProfile {
+    /// `invalid` listing every refused field.
+    func applying(_ fields: [String: JSONValue]) throws(CompanyError) -> CompanyProfile {
         var value = self
         var problems: [String: String] = [:]
         for name in CompanyProfile.fieldNames {
@@ -43,7 +34,7 @@ struct CompanyProfile: Sendable, Equatable {
             case let .failure(problem): problems[name] = problem.message
             }
         }
-        if !problems.isEmpty { throw APIError.validationFailed(problems) }
+        if !problems.isEmpty { throw .invalid(problems) }
         return value
     }
 

@@ -32,16 +32,6 @@ struct FeedStatus: Sendable, Equatable, RowDecodable {
                   lastSuccessAt: row.int64("last_success_at").map(Timestamp.init(milliseconds:)),
                   entryCount: row.int("entry_count") ?? 0)
     }
-
-    var json: JSONValue {
-        [
-            "url": .string(url), "title": title.map(JSONValue.string) ?? .null, "status": .string(status),
-            "error": error.map(JSONValue.string) ?? .null,
-            "lastFetchedAt": lastFetchedAt.map { .string($0.rfc3339()) } ?? .null,
-            "lastSuccessAt": lastSuccessAt.map { .string($0.rfc3339()) } ?? .null,
-            "entryCount": .number(Double(entryCount)),
-        ]
-    }
 }
 
 /// What the fetcher needs to ask for a feed again: its row, URL and the validators of the last
@@ -85,11 +75,6 @@ struct FeedItem: Sendable, Equatable, RowDecodable {
         self.init(title: row.string("title") ?? "", url: row.string("url"),
                   publishedAt: row.int64("published_at").map(Timestamp.init(milliseconds:)),
                   source: row.string("feed_title") ?? FeedRepository.host(of: row.string("feed_url") ?? ""))
-    }
-
-    var json: JSONValue {
-        ["title": .string(title), "url": url.map(JSONValue.string) ?? .null,
-         "publishedAt": publishedAt.map { .string($0.rfc3339()) } ?? .null, "source": .string(source)]
     }
 }
 

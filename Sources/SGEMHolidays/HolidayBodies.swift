@@ -36,35 +36,28 @@ struct DecisionNoteBody {
 }
 
 /// `PUT /admin/users/{id}/allowances/{year}`: `{days}`, 0 to 366 in half days.
-struct AllowanceBody {
+struct AllowanceBody: RequestBody {
     let days: Double
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
-        let days = body.allowanceDays()
-        try body.check()
-        guard let days else { throw APIError.validationFailed(["days": "is required"]) }
-        self.days = days
+    init(reading body: inout JSONBody) {
+        days = body.allowanceDays() ?? 0
     }
 }
 
 /// `POST /admin/leave-types`: `{key, name, countsAgainstAllowance?, needsApproval?}`.
-struct NewLeaveTypeBody {
+struct NewLeaveTypeBody: RequestBody {
     let key: String
     let name: String
     let countsAgainstAllowance: Bool
     let needsApproval: Bool
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         let key = body.string("key", required: true)
         if let key, !NewLeaveTypeBody.isTypeKey(key) { body.problem("key", "must be 2 to 32 of a-z 0-9 _ -, starting with a letter") }
         let name = body.oneLineName("name", required: true)
         countsAgainstAllowance = body.bool("countsAgainstAllowance") ?? true
         needsApproval = body.bool("needsApproval") ?? true
-        try body.check()
-        guard let key, let name else { throw APIError.validationFailed(["key": "is required"]) }
-        (self.key, self.name) = (key, name)
+        (self.key, self.name) = (key ?? "", name ?? "")
     }
 
     /// 2 to 32 of a-z 0-9 _ -, starting with a letter.
@@ -76,17 +69,15 @@ struct NewLeaveTypeBody {
 }
 
 /// `PATCH /admin/leave-types/{id}`: `{name?, countsAgainstAllowance?, needsApproval?}`.
-struct LeaveTypeChangeBody {
+struct LeaveTypeChangeBody: RequestBody {
     let name: String?
     let countsAgainstAllowance: Bool?
     let needsApproval: Bool?
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         name = body.oneLineName("name", required: false)
         countsAgainstAllowance = body.bool("countsAgainstAllowance")
         needsApproval = body.bool("needsApproval")
-        try body.check()
     }
 }
 

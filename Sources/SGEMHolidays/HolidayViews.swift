@@ -84,11 +84,6 @@ extension Encodable {
     }
 }
 
-/// `{items: [...]}`, the shape of every list.
-struct Items<Item: Encodable & Sendable>: Encodable, Sendable {
-    let items: [Item]
-}
-
 /// An employee's year: the summary's fields at the top level (the contract's "summary +
 /// requests") and again under `summary`, the requests with a day in the year, and the company's
 /// working weekdays.

@@ -53,27 +53,6 @@ enum MessagingAPI {
     }
 }
 
-/// `{"items": [...]}`, the contract's list.
-struct Items<Item: Encodable & Sendable>: Encodable, Sendable {
-    let items: [Item]
-}
-
-/// A request body of the messaging API: read once from the request, every field's problem
-/// collected, then 422 `validation_failed` naming them all (fields it does not know are ignored).
-protocol MessagingBody {
-    /// Reads the fields from `body`, recording a problem for each bad one (then any value will do).
-    init(reading body: inout JSONBody)
-}
-
-extension MessagingBody {
-    /// 415 unless declared JSON, 400 `invalid_json` unless a JSON object, 422 for bad fields.
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
-        self.init(reading: &body)
-        try body.check()
-    }
-}
-
 /// The checks of body fields the messaging bodies share.
 enum BodyField {
     /// The string field `key` checked by `rule`, or nil with the problem recorded. Optional

@@ -4,7 +4,7 @@ import SGEMHTTP
 import SGEMSupport
 
 /// `POST /chats`: a new group.
-struct CreateGroupBody: MessagingBody {
+struct CreateGroupBody: RequestBody {
     let name: String
     let description: String
     let tags: [String]
@@ -21,7 +21,7 @@ struct CreateGroupBody: MessagingBody {
 }
 
 /// `PATCH /chats/{id}`: the settings to change; nil keeps one.
-struct EditGroupBody: MessagingBody {
+struct EditGroupBody: RequestBody {
     let name: String?
     let description: String?
     let tags: [String]?
@@ -36,7 +36,7 @@ struct EditGroupBody: MessagingBody {
 }
 
 /// `POST /chats/{id}/messages`: a message and, for safe retries, the client's id for it.
-struct NewMessageBody: MessagingBody {
+struct NewMessageBody: RequestBody {
     let text: String
     let clientID: String?
 
@@ -47,7 +47,7 @@ struct NewMessageBody: MessagingBody {
 }
 
 /// `PATCH /messages/{id}`: the new text.
-struct EditMessageBody: MessagingBody {
+struct EditMessageBody: RequestBody {
     let text: String
 
     init(reading body: inout JSONBody) {
@@ -68,7 +68,7 @@ struct IDBody {
 }
 
 /// `PUT /chats/{id}/notifications`: the reader's push level.
-struct NotificationsBody: MessagingBody {
+struct NotificationsBody: RequestBody {
     let level: NotificationLevel
 
     init(reading body: inout JSONBody) {

@@ -44,28 +44,6 @@ struct Notice: Sendable, Equatable {
         return (draft.title, draft.body)
     }
 
-    /// The contract's notice; `audienceCount` only when the reader is an admin (company notices).
-    /// `language`: the reader's, for the wording of holiday notices (nil keeps the stored text).
-    func json(audienceCount: Int?, language: String? = nil) -> JSONValue {
-        let (title, body) = text(in: language)
-        var fields: [(String, JSONValue)] = [
-            ("id", .number(Double(id))),
-            ("kind", .string(draft.kind.rawValue)),
-            ("title", .string(title)),
-            ("body", .string(body)),
-            ("pinned", .bool(draft.pinned)),
-            ("authorId", draft.authorID.map { .number(Double($0)) } ?? .null),
-            ("createdAt", .string(draft.createdAt.rfc3339())),
-            ("editedAt", editedAt.map { .string($0.rfc3339()) } ?? .null),
-            ("read", .bool(read)),
-        ]
-        if let audienceCount {
-            fields.append(("readCount", .number(Double(readCount))))
-            fields.append(("audienceCount", .number(Double(audienceCount))))
-        }
-        return .object(fields)
-    }
-
     /// The `notice.created` event's data: enough for a client to show a badge and fetch the rest.
     var eventData: JSONValue {
         ["notice": .object([

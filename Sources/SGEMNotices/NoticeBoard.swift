@@ -1,10 +1,9 @@
 import SGEMContracts
 import SGEMCore
-import SGEMHTTP
 import SGEMStore
 import SGEMSupport
 
-/// The notice board's operations, in domain words: what the routes, the admin verbs and the
+/// The notice board's operations, in domain words: what the controllers, the admin verbs and the
 /// publisher call. Each write and the `notice.created` event it records share one transaction.
 struct NoticeBoard: Sendable {
     let store: Store
@@ -55,19 +54,19 @@ struct NoticeBoard: Sendable {
         try await directory?.user(id: viewer)?.language
     }
 
-    /// A notice `viewer` may see; 404 otherwise (someone else's personal notice included).
+    /// A notice `viewer` may see; `noticeNotFound` otherwise (someone else's personal notice included).
     func notice(_ id: Int64, viewer: Int64) async throws -> Notice {
         guard let notice = try await repository.notice(id, viewer: viewer) else {
-            throw APIError.notFound("no such notice")
+            throw NoticesError.noticeNotFound
         }
         return notice
     }
 
-    /// Marks a notice read for `viewer`; 404 when they may not see it.
+    /// Marks a notice read for `viewer`; `noticeNotFound` when they may not see it.
     func markRead(_ id: Int64, viewer: Int64) async throws {
         let now = Timestamp.now()
         guard try await repository.markRead(id, viewer: viewer, at: now) else {
-            throw APIError.notFound("no such notice")
+            throw NoticesError.noticeNotFound
         }
     }
 
@@ -113,7 +112,7 @@ struct NoticeBoard: Sendable {
 
     /// Edits a company notice; `editedAt` moves only when the title or body really changes. Its
     /// `notice.created` event then carries the new title, so replay never shows the old one.
-    /// 404 for a personal notice or none.
+    /// `noticeNotFound` for a personal notice or none.
     func edit(_ id: Int64, title: String?, body: String?, pinned: Bool?, viewer: Int64, ip: String? = nil) async throws -> Notice {
         let now = Timestamp.now()
         let (journal, audit) = (self.journal, self.audit)
@@ -135,12 +134,12 @@ struct NoticeBoard: Sendable {
             }
             return edited
         }
-        guard let edited else { throw APIError.notFound("no such notice") }
+        guard let edited else { throw NoticesError.noticeNotFound }
         return edited
     }
 
     /// Deletes a company notice with its read marks, and its title from the events that
-    /// announced it; 404 for a personal notice or none.
+    /// announced it; `noticeNotFound` for a personal notice or none.
     func delete(_ id: Int64, by actor: Actor = .commandLine) async throws {
         let (journal, audit) = (self.journal, self.audit)
         let deleted = try await store.write { db in
@@ -150,7 +149,7 @@ struct NoticeBoard: Sendable {
             try journal.rewrite(subject: RealtimeEvent.subject(notice: id), to: Notice.deletedEventData(id: id, kind: .company), in: db)
             return true
         }
-        guard deleted else { throw APIError.notFound("no such notice") }
+        guard deleted else { throw NoticesError.noticeNotFound }
     }
 
     /// Company notices, pinned first, then newest, as an admin verb sees them.
@@ -168,15 +167,15 @@ struct NoticeBoard: Sendable {
         return Int64(max(0, active - (authorCounted ? 1 : 0)))
     }
 
-    /// `notices` as JSON; admins also get the read and audience counts of company notices: the
-    /// base plus everyone who joined since it was posted (a notice posted without a base, by an
-    /// admin verb, counts the active users now).
-    func json(_ notices: [Notice], admin: Bool, language: String? = nil) async throws -> [JSONValue] {
-        guard admin, let directory else { return notices.map { $0.json(audienceCount: nil, language: language) } }
+    /// `notices` as the API shows them; admins also get the read and audience counts of company
+    /// notices: the base plus everyone who joined since it was posted (a notice posted without a
+    /// base, by an admin verb, counts the active users now).
+    func views(_ notices: [Notice], admin: Bool, language: String? = nil) async throws -> [NoticeView] {
+        guard admin, let directory else { return notices.map { NoticeView($0, audienceCount: nil, language: language) } }
         let counted = notices.filter { $0.kind == .company && $0.audienceBase != nil }
         let joined = try await NoticeBoard.joinedSince(Set(counted.map(\.createdAt)).sorted(), directory)
         var activeNow: Int?
-        var out: [JSONValue] = []
+        var out: [NoticeView] = []
         for notice in notices {
             var audience: Int?
             if notice.kind == .company {
@@ -187,7 +186,7 @@ struct NoticeBoard: Sendable {
                     audience = activeNow
                 }
             }
-            out.append(notice.json(audienceCount: audience, language: language))
+            out.append(NoticeView(notice, audienceCount: audience, language: language))
         }
         return out
     }

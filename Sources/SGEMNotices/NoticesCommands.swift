@@ -51,12 +51,7 @@ struct NoticesCommands: Sendable {
                                options: [.flag("json", "print JSON")]) { args, ctx in
             let notices = try await makeBoard().companyNotices(limit: 10_000)
             if args.has("json") {
-                ctx.io.print(JSONValue.object([("items", .array(notices.map { n -> JSONValue in
-                    var o = n.json(audienceCount: nil).objectValue ?? []
-                    o.removeAll { $0.0 == "read" }
-                    o.append(("readCount", .number(Double(n.readCount))))
-                    return .object(o)
-                }))]).serialized())
+                ctx.io.print(try OrderedJSONEncoder.text(NoticeListView(items: notices.map(NoticeView.init(listing:)))))
                 return
             }
             let rows = [["ID", "PINNED", "READS", "CREATED", "TITLE"]] + notices.map {
@@ -73,7 +68,7 @@ struct NoticesCommands: Sendable {
             guard let id = Int64(args.positionals[0]), id > 0 else { throw CommandError.usage("the notice id must be a positive whole number") }
             do {
                 try await makeBoard().delete(id)
-            } catch {
+            } catch NoticesError.noticeNotFound {
                 throw CommandError.failure("no company notice with id \(id)")
             }
             ctx.io.print("deleted notice \(id)")

@@ -48,8 +48,11 @@ struct NoticesRuntime: ModuleRuntime {
     let services: ServiceRegistry
     let logger: Logger
 
+    /// The notices section of the API: `/notices` for everyone, `/admin/notices` for admins.
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        NoticesRoutes(board: board, services: services, logger: logger).register(routes)
+        NoticesController(board: board).register(routes.group("/notices", middleware: [RequireUser(services: services)]))
+        NoticeAdminController(board: board, logger: logger)
+            .register(routes.group("/admin/notices", middleware: [RequireAdmin(services: services)]))
     }
 }
 

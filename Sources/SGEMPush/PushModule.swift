@@ -73,8 +73,10 @@ struct PushRuntime: ModuleRuntime {
     let policy: OutboundPolicy
     let executor: BackgroundExecutor
 
+    /// The push section of the API, for signed-in users.
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        PushRoutes(store: worker.store, vapid: vapid, worker: worker, services: registry, policy: policy).register(routes)
+        PushController(devices: PushDevices(store: worker.store), vapid: vapid, policy: policy)
+            .register(routes.group("", middleware: [RequireUser(services: registry)]))
     }
 
     var services: [any ModuleService] { [PushService(worker: worker, executor: executor)] }

@@ -11,10 +11,6 @@ struct PushSubscription: Sendable, Equatable {
     let p256dh: String
     let auth: String
     let createdAt: Timestamp
-
-    var json: JSONValue {
-        .object([("id", .number(Double(id))), ("endpoint", .string(endpoint)), ("createdAt", .string(createdAt.rfc3339()))])
-    }
 }
 
 /// One push waiting to go out: its subscription, the clear payload (encrypted when sent, with a

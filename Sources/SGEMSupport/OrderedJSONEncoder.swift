@@ -12,6 +12,11 @@ public enum OrderedJSONEncoder {
         return out
     }
 
+    /// `value` as compact JSON text, for a command's `--json` output.
+    public static func text<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encode(value), as: UTF8.self)
+    }
+
     /// `value` as a `JSONValue` (integers as its numbers), for events and documents built as values.
     public static func jsonValue<T: Encodable>(_ value: T) throws -> JSONValue {
         try tree(value).jsonValue

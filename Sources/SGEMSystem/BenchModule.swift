@@ -62,49 +62,63 @@ struct BenchRepository: Sendable {
     }
 }
 
+/// The benchmark module's routes, over its repository and the journal.
 struct BenchRuntime: ModuleRuntime {
+    let repository: BenchRepository
+    let journal: (any EventJournal)?
+
+    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
+        BenchController(repository: repository, journal: journal).register(routes)
+    }
+}
+
+/// The benchmark endpoints: one durable insert per request, a realtime event for fixed
+/// recipients (only with the journal), and the count of rows stored.
+struct BenchController: Sendable {
     let repository: BenchRepository
     let journal: (any EventJournal)?
 
     /// Most recipients of one benchmark event.
     static let maxRecipients = 1000
 
-    func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        let repository = self.repository
-        routes.post("/bench/writes", maxBody: 4096,
-                    doc: RouteDoc(summary: "Benchmark only: insert one row durably", tags: ["bench"],
-                                  responses: [ResponseDoc(status: 201, description: "Stored; the id of the row",
-                                                          schema: ["type": "object", "properties": ["id": ["type": "integer"]]])])) { request, _ in
-            let payload = request.body.isEmpty ? "x" : String(decoding: request.body.prefix(256), as: UTF8.self)
-            let id = try await repository.insert(payload)
-            return Response(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\"id\":\(id)}".utf8))
+    func register(_ routes: RouteGroup) {
+        routes.post("/bench/writes", maxBody: 4096, doc: Self.writeDoc, write)
+        if journal != nil { routes.post("/bench/events", maxBody: 64 * 1024, doc: Self.eventDoc, event) }
+        routes.get("/bench/writes/count", doc: Self.countDoc, count)
+    }
+
+    static let writeDoc = RouteDoc(summary: "Benchmark only: insert one row durably", tags: ["bench"],
+                                   responses: [ResponseDoc(status: 201, description: "Stored; the id of the row", schema: SystemAPI.storedIDSchema)])
+
+    func write(_ request: Request, _ context: RequestContext) async throws -> Response {
+        let payload = request.body.isEmpty ? "x" : String(decoding: request.body.prefix(256), as: UTF8.self)
+        return .json(StoredIDView(id: try await repository.insert(payload)), status: 201)
+    }
+
+    static let eventDoc = RouteDoc(
+        summary: "Benchmark only: record one realtime event for fixed recipients", tags: ["bench"],
+        requestSchema: ["type": "object", "properties": ["users": ["type": "array", "items": ["type": "integer"]], "data": ["type": "object"]]],
+        responses: [ResponseDoc(status: 201, description: "Recorded; the event id", schema: SystemAPI.storedIDSchema),
+                    ResponseDoc(status: 422, description: "validation_failed", schema: ["$ref": "#/components/schemas/Error"]),
+                    ResponseDoc(status: 400, description: "invalid_json", schema: ["$ref": "#/components/schemas/Error"])])
+
+    /// The realtime fan-out benchmark before messaging exists: one `bench.event` for fixed
+    /// recipients recorded in its own write, as a message would be, then the hub woken.
+    func event(_ request: Request, _ context: RequestContext) async throws -> Response {
+        guard let journal else { throw APIError.notFound() }  // registered only with a journal
+        let body = try JSONBody(request)
+        guard case let .array(items)? = body.fields["users"], items.count <= BenchController.maxRecipients else {
+            throw APIError.validationFailed(["users": "must be an array of at most \(BenchController.maxRecipients) user ids"])
         }
-        if let journal {
-            let store = repository.store
-            // The realtime fan-out benchmark before messaging exists: one `bench.event` for fixed
-            // recipients recorded in its own write, as a message would be, then the hub woken.
-            routes.post("/bench/events", maxBody: 64 * 1024,
-                        doc: RouteDoc(summary: "Benchmark only: record one realtime event for fixed recipients", tags: ["bench"],
-                                      requestSchema: ["type": "object", "properties": ["users": ["type": "array", "items": ["type": "integer"]],
-                                                                                       "data": ["type": "object"]]],
-                                      responses: [ResponseDoc(status: 201, description: "Recorded; the event id",
-                                                              schema: ["type": "object", "properties": ["id": ["type": "integer"]]]),
-                                                  ResponseDoc(status: 422, description: "validation_failed",
-                                                              schema: ["$ref": "#/components/schemas/Error"]),
-                                                  ResponseDoc(status: 400, description: "invalid_json",
-                                                              schema: ["$ref": "#/components/schemas/Error"])])) { request, _ in
-                let body = try JSONBody(request)
-                guard case let .array(items)? = body.fields["users"], items.count <= BenchRuntime.maxRecipients else {
-                    throw APIError.validationFailed(["users": "must be an array of at most \(BenchRuntime.maxRecipients) user ids"])
-                }
-                let users = items.compactMap { $0.numberValue }.map { Int64($0) }
-                let event = RealtimeEvent(type: "bench.event", audience: .users(users), data: body.fields["data"] ?? .object([]))
-                let id = try await store.write { db in try journal.append(event, in: db) }
-                return Response(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\"id\":\(id)}".utf8))
-            }
-        }
-        routes.get("/bench/writes/count", doc: RouteDoc(summary: "Benchmark only: rows stored", tags: ["bench"])) { _, _ in
-            .json(["count": .number(Double(try await repository.count()))] as JSONValue)
-        }
+        let users = items.compactMap { $0.numberValue }.map { Int64($0) }
+        let event = RealtimeEvent(type: "bench.event", audience: .users(users), data: body.fields["data"] ?? .object([]))
+        let id = try await repository.store.write { db in try journal.append(event, in: db) }
+        return .json(StoredIDView(id: id), status: 201)
+    }
+
+    static let countDoc = RouteDoc(summary: "Benchmark only: rows stored", tags: ["bench"])
+
+    func count(_ request: Request, _ context: RequestContext) async throws -> Response {
+        .json(CountView(count: try await repository.count()))
     }
 }

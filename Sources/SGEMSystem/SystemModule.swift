@@ -7,7 +7,6 @@ import SGEMHTTP
 import SGEMShell
 import SGEMStore
 import SGEMSupport
-import Synchronization
 
 /// The `system` module: health, readiness, Prometheus metrics, the OpenAPI document, the
 /// runtime settings service, the durable realtime event journal, and the `status` admin verb.
@@ -125,7 +124,7 @@ public struct SystemModule: Module {
     }
 }
 
-/// The system module's routes: health, readiness, metrics and the OpenAPI document.
+/// The system module's routes (`SystemController`) and the outbound client it shuts down.
 struct SystemRuntime: ModuleRuntime {
     let context: ModuleContext
     let version: String
@@ -136,49 +135,9 @@ struct SystemRuntime: ModuleRuntime {
     func shutdown() async { client.shutdown() }
 
     func registerRoutes(_ routes: RouteGroup, root: RouteGroup) {
-        let health = Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
-                              body: Array(#"{"status":"ok"}"#.utf8))
-        root.get("/healthz", doc: RouteDoc(summary: "Liveness: the process answers", tags: ["system"],
-                                           responses: [ResponseDoc(status: 200, description: "Alive", schema: statusSchema)])) { _, _ in
-            health
-        }
-        let store = context.store
-        let group = context.serviceGroup
-        root.get("/readyz", doc: RouteDoc(summary: "Readiness: the store answers queries and every required module service runs", tags: ["system"],
-                                          responses: [ResponseDoc(status: 200, description: "Ready", schema: statusSchema),
-                                                      ResponseDoc(status: 503, description: "The store does not answer, or a required service stopped")])) { _, _ in
-            // The reason is in the log; the public answer names only the service.
-            if let failure = group.failure { throw APIError.unavailable("service '\(failure.service)' stopped; the server is shutting down") }
-            guard await store.ping() else { throw APIError.unavailable("the store does not answer") }
-            return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
-                            body: Array(#"{"status":"ready"}"#.utf8))
-        }
-        let metrics = context.metrics
-        let scrapers = root.group("", middleware: [MetricsAccess(token: metricsToken)])
-        scrapers.get("/metrics", doc: RouteDoc(
-            summary: "Prometheus metrics (text format 0.0.4)",
-            description: "Readable from this machine (loopback), or elsewhere with `Authorization: Bearer <metrics-token>`.",
-            tags: ["system"],
-            responses: [ResponseDoc(status: 200, description: "Metrics", schema: ["type": "string"], contentType: "text/plain"),
-                        ResponseDoc(status: 403, description: "forbidden: not loopback and no valid metrics token")])) { _, _ in
-            .text(metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
-        }
-        let router = context.router
-        let version = self.version
-        let cached = Mutex<[UInt8]?>(nil)
-        routes.get("/openapi.json", doc: RouteDoc(summary: "This API's OpenAPI 3 document", tags: ["system"],
-                                                  responses: [ResponseDoc(status: 200, description: "The document", schema: ["type": "object"])])) { _, _ in
-            // Routes are frozen once serving starts, so the document is built once.
-            let body = cached.withLock { cache -> [UInt8] in
-                if let cache { return cache }
-                let doc = OpenAPIDocument.build(routes: router.routes, title: "sgem-server API", version: version,
-                                                description: "Employee directory, holidays, notices, chat and translation for one company.")
-                let bytes = doc.serializedBytes()
-                cache = bytes
-                return bytes
-            }
-            return Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
-        }
+        SystemController(store: context.store, serviceGroup: context.serviceGroup, metrics: context.metrics, router: context.router,
+                         version: version)
+            .register(root: root, scrapers: root.group("", middleware: [MetricsAccess(token: metricsToken)]), routes: routes)
     }
 }
 
@@ -204,8 +163,6 @@ struct MetricsAccess: Middleware {
         address == "::1" || address.hasPrefix("127.") || address.hasPrefix("::ffff:127.")
     }
 }
-
-let statusSchema: JSONValue = ["type": "object", "properties": ["status": ["type": "string"]]]
 
 /// Size of a file in bytes, 0 when it cannot be read.
 func fileSize(_ path: String) -> Int {

@@ -18,7 +18,7 @@ struct TargetBody {
 }
 
 /// `POST /translate`: `{text, target, source?}`.
-struct TranslateTextBody {
+struct TranslateTextBody: RequestBody {
     /// The longest text taken, in characters (a notice's body is at most 20,000).
     static let maxText = 20_000
 
@@ -26,44 +26,38 @@ struct TranslateTextBody {
     let target: String
     let source: String?
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         let text = body.string("text", required: true)
         if let text, text.isEmpty || text.count > TranslateTextBody.maxText {
             body.problem("text", "must be 1 to \(TranslateTextBody.maxText) characters")
         }
         let target = body.language("target", required: true)
         source = body.language("source")
-        try body.check()
         (self.text, self.target) = (text ?? "", target ?? "")
     }
 }
 
 /// `PUT /chats/{id}/translation`: `{enabled, target?}`.
-struct ChatTranslationBody {
+struct ChatTranslationBody: RequestBody {
     let enabled: Bool
     let target: String?
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         let enabled = body.bool("enabled")
         if !body.has("enabled") { body.problem("enabled", "is required") }
         target = body.language("target")
-        try body.check()
         self.enabled = enabled == true
     }
 }
 
 /// `PUT /admin/translation`: `{provider?, url?, apiKey?, timeoutMs?}` as the runtime settings it
 /// changes, in order (a nil value clears one).
-struct TranslationSettingsBody {
+struct TranslationSettingsBody: RequestBody {
     let change: [(String, String?)]
 
-    init(_ request: Request) throws {
-        var body = try JSONBody(request)
+    init(reading body: inout JSONBody) {
         change = [TranslationSettingsBody.provider(&body), TranslationSettingsBody.url(&body), TranslationSettingsBody.apiKey(&body),
                   TranslationSettingsBody.timeout(&body)].compactMap { $0 }
-        try body.check()
     }
 
     typealias Setting = (key: String, value: String?)

@@ -32,7 +32,7 @@ import Testing
     }
 
     static func json(_ value: some Encodable) -> JSONValue {
-        (try? JSONValue(encoding: value)) ?? .null
+        (try? OrderedJSONEncoder.jsonValue(value)) ?? .null
     }
 
     static let cases: [Case] = [

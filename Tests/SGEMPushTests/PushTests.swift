@@ -91,7 +91,7 @@ final class PushServiceStub: Sendable {
             try await o.expect(204, "DELETE", "/me/push-subscriptions/\(id)", as: "ana")
             try await o.expect(404, "DELETE", "/me/push-subscriptions/\(id)", as: "ana")
 
-            for i in 0..<PushRoutes.maxPerUser {
+            for i in 0..<PushDevices.maxPerUser {
                 try await o.expect(201, "POST", "/me/push-subscriptions", as: "ana", device.subscription("https://push.example.net/d/\(i)"))
             }
             try await o.expect(409, "POST", "/me/push-subscriptions", as: "ana", device.subscription("https://push.example.net/d/extra"),

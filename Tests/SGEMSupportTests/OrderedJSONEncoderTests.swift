@@ -66,3 +66,20 @@ import Testing
         #expect(Set(forms) == [#"{"a":{"c":null,"y":[{"b":2,"q":1}]},"m":"x","z":1}"#])
     }
 }
+
+/// `ExplicitNull`: a nil it wraps is written as null, a plain nil optional is left out.
+@Suite struct ExplicitNullTests {
+    struct View: Encodable {
+        @ExplicitNull var always: String?
+        var sometimes: Int?
+        @ExplicitNull var set: Int64?
+    }
+
+    @Test("nil is null under ExplicitNull, absent otherwise; values are written as they are")
+    func nulls() throws {
+        let text = String(decoding: try OrderedJSONEncoder.encode(View(always: nil, sometimes: nil, set: 9_007_199_254_740_993)), as: UTF8.self)
+        #expect(text == #"{"always":null,"set":9007199254740993}"#)
+        let full = String(decoding: try OrderedJSONEncoder.encode(View(always: "x", sometimes: 2, set: nil)), as: UTF8.self)
+        #expect(full == #"{"always":"x","sometimes":2,"set":null}"#)
+    }
+}
