@@ -62,14 +62,18 @@ final class StoredEventJournal: EventJournal {
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent] {
         let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
         guard bounded > 0 else { return [] }
-        return try await store().read { db in try JournalRepository.events(after: after, limit: bounded, in: db) }
+        // One statement, after every commit on every instance: no snapshot around it.
+        return try await store().readAtOnce { db in try JournalRepository.events(after: after, limit: bounded, in: db) }
     }
 
     func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
         -> (events: [RecordedEvent], scannedTo: Int64) {
         let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
         guard bounded > 0 else { return ([], after) }
-        let (rows, end) = try await store().read { db in
+        // Two statements without a snapshot between them: the second reads ids up to the end the
+        // first found, and every id up to it was committed (or rolled back) before the first ran —
+        // writers hand out ids under one lock, in commit order.
+        let (rows, end) = try await store().readAtOnce { db in
             try JournalRepository.events(after: after, limit: bounded, types: types, audiences: audiences, in: db)
         }
         return (rows.compactMap(JournalRepository.event), end)
