@@ -305,12 +305,16 @@ struct ServerBoundsTests {
             #expect(try other.receiveResponse().text == "hello \(i)")
             if !flags.withLock({ $0.finished }) { answeredDuring += 1 }
         }
+        // The sender goes on until its reads have hit the budget at least once (the 20 answers
+        // can come before it has sent enough to: a condition, not a moment) or it sent it all.
+        let yields = { t.server.core!.readBudgetYields.value.load(ordering: .relaxed) }
+        #expect(await eventually(30) { yields() > 0 || flags.withLock { $0.finished } })
         flags.withLock { $0.stop = true }
         done.wait()
         let sent = flags.withLock { $0.sent }
         #expect(try sender.client.receiveResponse().text == String(sent << 20))
         #expect(answeredDuring == 20, "the other client waited for the upload (\(sent) MiB sent)")
-        #expect(t.server.core!.readBudgetYields.value.load(ordering: .relaxed) > 0, "the sender never hit its read budget")
+        #expect(yields() > 0, "the sender never hit its read budget (\(sent) MiB sent)")
         await t.server.shutdown()
     }
 
