@@ -32,27 +32,27 @@ final class StoredEventJournal: EventJournal {
 
     func append(_ event: RealtimeEvent, in db: Database) throws -> Int64 {
         let id = try JournalRepository.insert(event, at: .now(), in: db)
-        // The tail wakes once the event is durable (never for one rolled back); several events of
-        // one batch come to one wake-up, the signal coalesces them, and to one ring (the doorbell
-        // sends the newest id, outside this transaction).
-        let signal = self.signal
-        db.afterCommit { signal.fire() }
-        db.ringAfterCommit(channel: Self.channel, payload: String(id))
+        wakeAfterCommit(db, newest: String(id))
         return id
     }
 
     func record(_ event: RealtimeEvent, in db: Database) throws {
         try JournalRepository.insertUnnumbered(event, at: .now(), in: db)
-        let signal = self.signal
-        db.afterCommit { signal.fire() }
-        db.ringAfterCommit(channel: Self.channel, payload: "events")
+        wakeAfterCommit(db, newest: "events")
     }
 
     func record(_ event: RealtimeEvent, in db: Database, onlyIf condition: SQL) throws {
         try JournalRepository.insertUnnumbered(event, at: .now(), onlyIf: condition, in: db)
+        wakeAfterCommit(db, newest: "events")
+    }
+
+    /// The tails wake once the event is durable (never for one rolled back): several events of one
+    /// batch come to one wake-up, the signal coalesces them, and to one ring of the other
+    /// processes' doorbell (sent outside this transaction, with the newest id when it is known).
+    private func wakeAfterCommit(_ db: Database, newest payload: String) {
         let signal = self.signal
         db.afterCommit { signal.fire() }
-        db.ringAfterCommit(channel: Self.channel, payload: "events")
+        db.ringAfterCommit(channel: Self.channel, payload: payload)
     }
 
     func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int {
