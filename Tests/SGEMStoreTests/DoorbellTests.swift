@@ -69,6 +69,12 @@ struct DoorbellOnPostgresTests {
         await verb.close()
         #expect(await heard.waitFor(.rang(payload: "7")))
         #expect(heard.payloads == ["7"])
+        // A ring and a close with nothing between: the stop comes before the doorbell's connection
+        // is up, and the ring still goes out on a connection of its own.
+        let quick = try database.open()
+        quick.doorbell(channel: Self.channel).ring(payload: "8")
+        await quick.close()
+        #expect(await heard.waitFor(.rang(payload: "8")))
         await server.close()
     }
 

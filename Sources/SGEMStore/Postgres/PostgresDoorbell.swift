@@ -205,9 +205,12 @@ final class PostgresDoorbell: Sendable {
                 drop(error)
             }
         }
-        // The last ring (the store's final commits) goes out before the connection closes.
-        if let listening = connection, listening.isConnected, let payload = takePending() {
-            if (try? listening.notify(channel, payload: payload)) != nil { metrics.doorbellSent.increment() }
+        // The last ring (the store's final commits) goes out before the thread ends — on a
+        // connection of its own when the stop came before the listening one was up (an admin verb
+        // rings and closes its store at once).
+        if let payload = takePending() {
+            let sender = connection.flatMap { $0.isConnected ? $0 : nil } ?? (try? PostgresConnection(url: url))
+            if let sender, (try? sender.notify(channel, payload: payload)) != nil { metrics.doorbellSent.increment() }
         }
     }
 
