@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Where the time of message sends goes with several instances on one PostgreSQL: a diagnostic for
+# issue 18's send target, not a benchmark with a verdict. One durable throwaway cluster with
+# pg_stat_statements loaded; COUNT instances (default 3) on one database; three wrk processes
+# (22/21/21 connections, the k-th on instance k mod COUNT) sending into one group for a 2 s
+# warm-up and then DURATION seconds. Prints:
+#   - messages stored per second, and each instance's CPU seconds during the measured part;
+#   - every statement PostgreSQL ran in the measured part (calls, total and mean time, rows), most
+#     called first: the writers' lock wait is `pg_advisory_xact_lock`'s mean;
+#   - each instance's commit and batch counters (`/metrics`).
+#
+# usage: scripts/bench/instances-profile.sh [COUNT] [PATH_TO_RELEASE_BINARY]
+# Env: BENCH_DURATION (8). Needs wrk, curl and Debian's postgresql package.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/messaging-lib.sh"
+COUNT="${1:-3}"
+case "$COUNT" in [1-9]) ;; *) echo "instances-profile: COUNT must be 1 to 9, not '$COUNT'" >&2; exit 2 ;; esac
+bench_init instances-profile "${2:-}" wrk curl
+DURATION="${BENCH_DURATION:-8}"
+bench_start_postgres
+
+# pg_stat_statements must be preloaded: set it, then restart the cluster with its other options.
+"$PSQL" "$PG_URL" -qc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+pg_dir="$(cat "$SGEM_PG_STATE")"
+pg_ctl="$(dirname "$PSQL")/pg_ctl"
+[ -x "$pg_ctl" ] || pg_ctl="$(ls -d /usr/lib/postgresql/*/bin/pg_ctl | sort -V | tail -1)"
+if [ "$(id -u)" -eq 0 ]; then runuser -u "$(stat -c %U "$pg_dir/data")" -- "$pg_ctl" -D "$pg_dir/data" -w restart >/dev/null
+else "$pg_ctl" -D "$pg_dir/data" -w restart >/dev/null; fi
+
+KEY_FILE="$BENCH_TMP/secret.key"
+cli=(--data-dir "$BENCH_TMP/cli" --secret-key-file "$KEY_FILE" --log-level warning)
+pg_value "$PG_URL" "CREATE DATABASE sends" >/dev/null
+url="$(pg_url sends)"
+"$BENCH_BIN" migrate "${cli[@]}" --database-url "$url" >/dev/null || bench_fail "migrate failed"
+echo "$MSG_PASSWORD" | "$BENCH_BIN" admin create-user "${cli[@]}" --database-url "$url" --password-hash-log-n 10 \
+  --username bench --email bench@example.com --name "Bench Admin" --role admin --password-stdin >/dev/null ||
+  bench_fail "create-user failed"
+pg_value "$url" "CREATE EXTENSION pg_stat_statements" >/dev/null
+msg_send_lua "$BENCH_TMP/send.lua" "bench message, plain text with a few words"
+
+PORTS=() PIDS=()
+for ((i = 0; i < COUNT; i++)); do
+  bench_start_sgem "instance$i" "" -- --database-url "$url" --secret-key-file "$KEY_FILE" --password-hash-log-n 10
+  PORTS+=("$SGEM_PORT") PIDS+=("$SGEM_PID")
+done
+base="http://127.0.0.1:${PORTS[0]}"
+token="$(msg_login "$base")"
+chat="$(curl -fsS --max-time 10 -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -d '{"name":"Bench group"}' "$base/api/v1/chats" | "$BENCH_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')" ||
+  bench_fail "creating the group failed"
+
+# send NAME SECONDS: the three wrk processes; NAME keeps each round's client ids its own.
+send() {
+  local conns=(22 21 21) pids=() k
+  for k in 0 1 2; do
+    wrk -t1 -c"${conns[$k]}" -d"$2s" --timeout 10s -s "$BENCH_TMP/send.lua" -H "Authorization: Bearer $token" \
+      -H 'Content-Type: application/json' "http://127.0.0.1:${PORTS[$((k % COUNT))]}/api/v1/chats/$chat/messages" -- "$1-$k" \
+      >"$BENCH_TMP/wrk-$1-$k.txt" 2>&1 &
+    pids+=($!)
+  done
+  for k in 0 1 2; do wait "${pids[$k]}" || bench_fail "wrk failed: $(tail -c 300 "$BENCH_TMP/wrk-$1-$k.txt" | tr '\n' ' ')"; done
+}
+cpu() { local p; for p in "${PIDS[@]}"; do awk '{print $14 + $15}' "/proc/$p/stat"; done; }
+
+send warm 2
+pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
+before="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
+mapfile -t cpu0 < <(cpu)
+send measured "$DURATION"
+mapfile -t cpu1 < <(cpu)
+after="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
+hz="$(getconf CLK_TCK)"
+
+echo "$COUNT instance(s), $DURATION s: $((after - before)) messages stored, $(((after - before) / DURATION))/s"
+for i in "${!PIDS[@]}"; do
+  echo "  instance$i CPU: $(awk -v a="${cpu0[$i]}" -v b="${cpu1[$i]}" -v hz="$hz" 'BEGIN { printf "%.2f s", (b - a) / hz }')"
+done
+echo
+"$PSQL" "$url" -P pager=off -c "SELECT calls, round(total_exec_time::numeric, 0) AS total_ms,
+    round((total_exec_time / calls)::numeric, 3) AS mean_ms, rows,
+    left(regexp_replace(query, '\s+', ' ', 'g'), 100) AS statement
+  FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 30"
+for i in "${!PORTS[@]}"; do
+  echo "instance$i:"
+  curl -fsS --max-time 10 -H "Authorization: Bearer $token" "http://127.0.0.1:${PORTS[$i]}/metrics" |
+    grep -E '^sgem_store_(commits_total|commit_batch_size_(sum|count)|batch_joined_total|batches_rerun_total)' | sed 's/^/  /' || true
+done
