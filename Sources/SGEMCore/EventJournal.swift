@@ -84,6 +84,15 @@ extension EventJournal {
     }
 }
 
+/// Whether a look at up to `limit` events after `after`, which reached `scannedTo`, may have left
+/// events behind. Ids only grow and are never reused, so a span of ids narrower than `limit`
+/// held fewer than `limit` events: the look reached the journal's end as it stood then, and a
+/// reader can wait for its next wake-up instead of looking again to find nothing. Events
+/// committed after the look wake the reader again (`EventJournal.commits()`).
+public func journalLookMayHaveMore(after: Int64, scannedTo: Int64, limit: Int) -> Bool {
+    scannedTo - after >= Int64(limit)
+}
+
 /// One event of the realtime stream (`message.created`, `notice.created`, …) as a module records it.
 public struct RealtimeEvent: Sendable, Equatable {
     public let type: String

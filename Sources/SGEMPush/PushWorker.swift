@@ -157,7 +157,7 @@ final class PushWorker: Sendable {
         let make: @Sendable (String) -> PushPayload
     }
 
-    /// Fans out the next window of the journal; true when the cursor moved. One write holds at
+    /// Fans out the next window of the journal; true when there may be more to fan out. One write holds at
     /// most about `maxRows` deliveries (a message to a big group is one event of hundreds): the
     /// cursor stops after the last event written, and the rest comes in the next round.
     func fanOut() async throws -> Bool {
@@ -193,7 +193,10 @@ final class PushWorker: Sendable {
         }
         progress.store(moved ?? through, ordering: .releasing)
         await pace(storeTime: MonotonicClock.nanoseconds() - started)
-        return true
+        // More to do when another instance moved the cursor, the round stopped inside the window,
+        // or the window was full; a short window was the journal's end.
+        return moved != nil || through < window.scannedTo
+            || journalLookMayHaveMore(after: cursor, scannedTo: window.scannedTo, limit: limits.window)
     }
 
     /// The outbox rows `intents` make: for people who have subscriptions, are active, want

@@ -235,7 +235,8 @@ final class RealtimeHub: LiveStreams, Sendable {
                     return true
                 }
                 if !moved { continue }
-                if skipped.scannedTo == cursor { return }
+                // A short look was the end of the journal: no second look to learn that.
+                if !journalLookMayHaveMore(after: cursor, scannedTo: skipped.scannedTo, limit: limits.batch) { return }
                 continue
             }
             let batch = try await journal.events(after: cursor, limit: limits.batch)

@@ -15,6 +15,10 @@ public final class Database {
     /// `runBeforeCommit` statements of the running job, and of the batch's jobs that succeeded.
     private var jobStatements = KeyedStatements()
     private var batchStatements = KeyedStatements()
+    /// `ringAfterCommit` payloads by channel (the latest given) of the running job, and of the
+    /// batch's jobs that succeeded: one ring per channel after the batch's commit.
+    private var jobRings: [String: String] = [:]
+    private var batchRings: [String: String] = [:]
 
     /// Statements by key in the order their keys were first given: the latest maker given for a
     /// key, called with every value given for it.
@@ -54,10 +58,21 @@ public final class Database {
     /// Rings the doorbell on `channel` with `payload` once this write has committed (see
     /// `Doorbell`): the other processes on this database — server instances, and the server when
     /// this is a command-line verb — look now rather than at their next poll. Rings of one batch
-    /// come to one. Nothing on SQLite.
+    /// come to one, with the latest payload given: the writer rings once per channel after the
+    /// batch's commit (each write ringing from its own after-commit action raced the doorbell's
+    /// thread, and a batch of 21 sends went out as about three NOTIFYs, each waking every other
+    /// instance). A failed write's ring is dropped with it. Nothing on SQLite.
     public func ringAfterCommit(channel: String, payload: String) {
         guard let doorbells else { return }
-        afterCommit { doorbells(channel).ring(payload: payload) }
+        if collectingAfterCommit { jobRings[channel] = payload } else { doorbells(channel).ring(payload: payload) }
+    }
+
+    /// Rings what the batch's writes asked for (the writer, once the batch has committed).
+    func ringBatch() {
+        guard let doorbells, !batchRings.isEmpty else { return }
+        let rings = batchRings
+        batchRings.removeAll(keepingCapacity: true)
+        for (channel, payload) in rings { doorbells(channel).ring(payload: payload) }
     }
 
     /// Runs `action` once this write has committed durably — never when it is rolled back or its
@@ -93,12 +108,14 @@ public final class Database {
     func beginCollectingAfterCommit() {
         afterCommitActions.removeAll(keepingCapacity: true)
         jobStatements.removeAll()
+        jobRings.removeAll(keepingCapacity: true)
         collectingAfterCommit = true
     }
 
     /// The writer starts a batch: nothing is waiting for its commit yet, and no id is reserved.
     func beginBatch() {
         batchStatements.removeAll()
+        batchRings.removeAll(keepingCapacity: true)
         reservedIDs.removeAll(keepingCapacity: true)
     }
 
@@ -137,6 +154,8 @@ public final class Database {
     func keepJobStatements() {
         batchStatements.merge(jobStatements)
         jobStatements.removeAll()
+        batchRings.merge(jobRings) { _, later in later }
+        jobRings.removeAll(keepingCapacity: true)
     }
 
     /// Runs the batch's `runBeforeCommit` statements (the writer, just before COMMIT).

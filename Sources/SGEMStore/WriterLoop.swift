@@ -80,7 +80,7 @@ struct WriterLoop {
             guard let ran = runWithSavepoints(&batch, db: db, joined: joined) else { return }
             outcomes = ran
         }
-        finish(batch, outcomes: outcomes, committed: committed)
+        finish(batch, outcomes: outcomes, db: db, committed: committed)
     }
 
     /// Where the writers' lock is shared with other processes (PostgreSQL), called once the
@@ -229,7 +229,7 @@ struct WriterLoop {
     }
 
     /// Commits, then answers each job: its resumption (after its after-commit actions) or its error.
-    private func finish(_ batch: [Batched], outcomes: [Outcome], committed: () -> Void) {
+    private func finish(_ batch: [Batched], outcomes: [Outcome], db: Database, committed: () -> Void) {
         do {
             try connection.execute("COMMIT")
         } catch {
@@ -245,6 +245,8 @@ struct WriterLoop {
         metrics.commits.increment()
         metrics.batchSize.observe(Double(batch.count))
         committed()
+        // The other processes' doorbell: once per channel for the whole batch.
+        db.ringBatch()
         // Durable now (synchronous=FULL): callers may learn their outcome.
         for (job, outcome) in zip(batch, outcomes) {
             switch outcome {

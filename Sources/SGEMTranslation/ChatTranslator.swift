@@ -185,7 +185,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
             while true {
                 await yieldToForeground()
                 var jobs: [Job] = []
-                var moved = false
+                var more = false
                 if leadership.isHeld {
                     // Taken over: the journal is followed from where it ends now; what the last
                     // leader had not reached is queued by the lists that find it untranslated.
@@ -209,7 +209,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     for recorded in window.events {
                         if let job = job(for: recorded) { jobs.append(job) }
                     }
-                    moved = window.scannedTo != cursor
+                    // A short look was the end of the journal: the next commit wakes the worker.
+                    more = journalLookMayHaveMore(after: cursor, scannedTo: window.scannedTo, limit: ChatTranslator.window)
                     cursor = window.scannedTo
                 } else {
                     // Membership changes reach a follower through no journal: it asks each time.
@@ -224,7 +225,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     await pace()
                 }
                 progress.store(cursor, ordering: .releasing)
-                if !moved { break }
+                if !more { break }
             }
         }
     }

@@ -292,3 +292,18 @@ enum Flag: ContextKey { typealias Value = Int }
         }
     }
 }
+
+@Suite struct JournalLookTests {
+    /// A reader that looked at up to `limit` events stops when the ids it passed could not have
+    /// held `limit` of them (the look reached the end), and looks again only when they could.
+    @Test(arguments: [
+        (after: Int64(100), scannedTo: Int64(100), limit: 10, more: false),  // nothing new
+        (after: 100, scannedTo: 105, limit: 10, more: false),                // 5 ids hold at most 5 events
+        (after: 100, scannedTo: 109, limit: 10, more: false),                // 9 ids: one short of a full look
+        (after: 100, scannedTo: 110, limit: 10, more: true),                 // could be exactly a full look
+        (after: 0, scannedTo: 5_000, limit: 512, more: true),                // gaps: perhaps full, look again
+    ])
+    func aShortLookIsTheEnd(after: Int64, scannedTo: Int64, limit: Int, more: Bool) {
+        #expect(journalLookMayHaveMore(after: after, scannedTo: scannedTo, limit: limit) == more)
+    }
+}

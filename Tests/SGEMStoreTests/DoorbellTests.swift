@@ -78,6 +78,30 @@ struct DoorbellOnPostgresTests {
         await server.close()
     }
 
+    @Test("writes that share a batch ring once for it: never more NOTIFYs than commits")
+    func aBatchRingsOnce() async throws {
+        let database = try TestDatabase(.postgresql)
+        let server = try database.open()
+        let heard = RingLog(server.doorbell(channel: Self.channel).rings())
+        #expect(await heard.waitFor(.listening))
+        let writer = try database.open()
+        let (commits, sent) = (writer.metrics.commits.value(), writer.metrics.doorbellSent.value())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                group.addTask { try await writer.write { db in db.ringAfterCommit(channel: Self.channel, payload: String(i)) } }
+            }
+            try await group.waitForAll()
+        }
+        await writer.close()
+        let (batches, rings) = (writer.metrics.commits.value() - commits, writer.metrics.doorbellSent.value() - sent)
+        #expect(batches >= 1 && batches <= 200)
+        // Each write ringing after the commit on its own raced the doorbell's thread: a batch of
+        // 21 sends went out as about three NOTIFYs.
+        #expect(rings >= 1 && rings <= batches)
+        #expect(await eventually(20) { !heard.payloads.isEmpty })
+        await server.close()
+    }
+
     @Test("10,000 rings in a row while connected: far fewer NOTIFYs, the last payload arrives")
     func ringsCoalesce() async throws {
         try await withTwoInstances { ringing, listening in
