@@ -158,12 +158,16 @@ public final class Database {
         jobRings.removeAll(keepingCapacity: true)
     }
 
-    /// Runs the batch's `runBeforeCommit` statements (the writer, just before COMMIT).
+    /// Runs the batch's `runBeforeCommit` statements (the writer, just before COMMIT), as a job's
+    /// are run: on PostgreSQL they wait in the pipeline and go with the COMMIT in one round trip
+    /// (`StoreConnection.settleAndCommit`); a failure among them fails the batch as a job's would.
     func runBatchStatements() throws {
         guard !batchStatements.isEmpty else { return }
         let statements = batchStatements.ordered
         batchStatements.removeAll()
-        for sql in statements { try run(sql) }
+        try connection.runGuarded {
+            for sql in statements { try run(sql) }
+        }
     }
 
     /// The writer ends a job: the actions it registered (run them after the commit if it stays).

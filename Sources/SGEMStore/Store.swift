@@ -218,6 +218,8 @@ struct StoreMetrics: Sendable {
     let batchesRerun: Counter
     let batchJoined: Counter
     let writerBusy: Counter
+    let writeLockWait: Counter
+    let writeLockHeld: Counter
     let doorbellSent: Counter
     let doorbellReceived: Counter
     let doorbellReconnects: Counter
@@ -236,6 +238,10 @@ struct StoreMetrics: Sendable {
                                        help: "Writes taken into a batch while it waited for the writers' lock another instance held.")
         writerBusy = registry.counter("sgem_store_writer_busy_seconds_total",
                                       help: "Seconds the writer thread spent running and committing writes.")
+        writeLockWait = registry.counter("sgem_store_write_lock_wait_seconds_total",
+                                         help: "Seconds batches waited for the writers' lock other instances share (with the batch's first write).")
+        writeLockHeld = registry.counter("sgem_store_write_lock_held_seconds_total",
+                                         help: "Seconds committed batches held the writers' lock other instances share, up to their commit.")
         doorbellSent = registry.counter("sgem_store_doorbell_rings_sent_total",
                                         help: "Doorbell rings sent to the other instances (PostgreSQL NOTIFY); rings given together count once.")
         doorbellReceived = registry.counter("sgem_store_doorbell_rings_received_total",

@@ -14,6 +14,8 @@ struct WriterLoop {
     let doorbells: @Sendable (String) -> Doorbell
     /// Batches still to run with savepoints after one had to run again (see `commit`).
     private let savepointBatchesLeft = Box(0)
+    /// When the running batch got the writers' lock another process shares (0: not yet, or none).
+    private let lockHeldSince = Box<UInt64>(0)
 
     /// A value the loop changes from its own thread.
     private final class Box<T> {
@@ -66,21 +68,35 @@ struct WriterLoop {
         return nil
     }
 
+    /// How a batch's run ended.
+    private enum BatchRun {
+        /// Committed: each job is answered with its outcome.
+        case committed([Outcome])
+        /// The COMMIT failed, or its outcome is unknown: no job may run again.
+        case commitFailed([Outcome], any Error)
+        /// Every job has been answered or put back in the queue.
+        case answered
+        /// A job failed in a batch without savepoints: run it again with them.
+        case again
+    }
+
     private func commit(_ taken: [Batched], db: Database, joined: ([Batched]) -> Void, committed: () -> Void) {
         var batch = taken
-        var outcomes: [Outcome]
-        if connection.prefersBatchesWithoutSavepoints, batch.count == 1 || savepointBatchesLeft.value == 0,
-           let clean = runWithoutSavepoints(&batch, db: db, joined: joined) {
-            guard let clean else { return }
-            outcomes = clean
-        } else {
+        var run = BatchRun.again
+        if connection.prefersBatchesWithoutSavepoints, batch.count == 1 || savepointBatchesLeft.value == 0 {
+            run = runWithoutSavepoints(&batch, db: db, joined: joined)
+        }
+        if case .again = run {
             // One batch fell back: the next few take the savepoints at once, so a stream of
             // failing writes costs each batch one run, not two.
             if savepointBatchesLeft.value > 0 { savepointBatchesLeft.value -= 1 }
-            guard let ran = runWithSavepoints(&batch, db: db, joined: joined) else { return }
-            outcomes = ran
+            run = runWithSavepoints(&batch, db: db, joined: joined)
         }
-        finish(batch, outcomes: outcomes, db: db, committed: committed)
+        switch run {
+        case .committed(let outcomes): finish(batch, outcomes: outcomes, db: db, committed: committed)
+        case .commitFailed(let outcomes, let error): commitFailed(batch, outcomes: outcomes, error: error)
+        case .answered, .again: break
+        }
     }
 
     /// Where the writers' lock is shared with other processes (PostgreSQL), called once the
@@ -104,9 +120,12 @@ struct WriterLoop {
     /// transaction is rolled back whole and nil returned: the batch runs again with savepoints,
     /// each job exactly as if it had run once (jobs leave their effects to the store and to
     /// `afterCommit`, which a rolled-back run never reaches). A batch of one needs no second run:
-    /// its job's failure is answered at once (`.some(nil)`: nothing left to commit).
-    private func runWithoutSavepoints(_ batch: inout [Batched], db: Database, joined: ([Batched]) -> Void) -> [Outcome]?? {
+    /// its job's failure is answered at once. The statements left waiting and the COMMIT go in
+    /// one round trip (`settleAndCommit`).
+    private func runWithoutSavepoints(_ batch: inout [Batched], db: Database, joined: ([Batched]) -> Void) -> BatchRun {
         var failure: (any Error)?
+        let begun = MonotonicClock.nanoseconds()
+        lockHeldSince.value = 0
         do {
             try connection.beginWriteBatch()
         } catch {
@@ -123,6 +142,9 @@ struct WriterLoop {
             if index == 1, connection.writeLockIsShared {
                 // What the first job left waiting runs now, so the lock sent before it is held.
                 do { try connection.settleJobs() } catch { failure = error; break }
+                let held = MonotonicClock.nanoseconds()
+                lockHeldSince.value = held
+                metrics.writeLockWait.increment(by: Double(held - begun) / 1e9)
                 takeWaiting(into: &batch, joined: joined)
             }
             guard index < batch.count else { break }
@@ -144,29 +166,30 @@ struct WriterLoop {
             }
         }
         if failure == nil {
-            // The statements that wait for the commit ride in the same round trip as the last job's.
-            do { try db.runBatchStatements(); try connection.settleJobs() } catch { failure = error }
+            // The statements that wait for the commit ride in the same round trip as the last
+            // job's, and the COMMIT with them.
+            do { return try commitRun(outcomes, db: db) } catch { failure = error }
         }
-        guard let failure else { return outcomes }
+        guard let failure else { return .again }
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
         if batch.count == 1 {
             metrics.writeErrors.increment()
             batch[0].fail(failure)
-            return .some(nil)
+            return .answered
         }
         metrics.batchesRerun.increment()
         savepointBatchesLeft.value = 8
-        return nil
+        return .again
     }
 
-    /// The batch with a savepoint per job: a job that fails is rolled back alone. Nil when the
-    /// batch was lost (its jobs have been answered or requeued).
-    private func runWithSavepoints(_ batch: inout [Batched], db: Database, joined: ([Batched]) -> Void) -> [Outcome]? {
+    /// The batch with a savepoint per job: a job that fails is rolled back alone, and the rest
+    /// commit. `.answered` when the batch was lost (its jobs have been answered or requeued).
+    private func runWithSavepoints(_ batch: inout [Batched], db: Database, joined: ([Batched]) -> Void) -> BatchRun {
         do {
             try connection.beginWriteBatch()
         } catch {
             failAll(batch, error, reason: "begin failed")
-            return nil
+            return .answered
         }
         db.beginBatch()
         var outcomes: [Outcome] = []
@@ -181,7 +204,7 @@ struct WriterLoop {
                 try connection.beginJob()
             } catch {
                 abort(batch, outcomes: outcomes, culprit: nil, error: error)
-                return nil
+                return .answered
             }
             do {
                 db.beginCollectingAfterCommit()
@@ -208,42 +231,57 @@ struct WriterLoop {
                     // The backend rolled the whole transaction back (I/O error, disk full, lost
                     // connection): the jobs before this one lost their work too.
                     abort(batch, outcomes: outcomes, culprit: jobError, error: jobError)
-                    return nil
+                    return .answered
                 }
                 do {
                     try connection.rollbackJob()
                 } catch {
                     abort(batch, outcomes: outcomes, culprit: jobError, error: error)
-                    return nil
+                    return .answered
                 }
                 outcomes.append(.failed(jobError))
             }
         }
         do {
-            try db.runBatchStatements()
+            return try commitRun(outcomes, db: db)
         } catch {
             abort(batch, outcomes: outcomes, culprit: nil, error: error)
-            return nil
+            return .answered
         }
-        return outcomes
     }
 
-    /// Commits, then answers each job: its resumption (after its after-commit actions) or its error.
-    private func finish(_ batch: [Batched], outcomes: [Outcome], db: Database, committed: () -> Void) {
+    /// Runs the batch's statements that wait for its commit, and commits: `.committed`, or
+    /// `.commitFailed` when the COMMIT failed or its outcome is unknown. Throws a failure among
+    /// those statements: then nothing is committed and the transaction is still open.
+    private func commitRun(_ outcomes: [Outcome], db: Database) throws -> BatchRun {
         do {
-            try connection.execute("COMMIT")
-        } catch {
-            // A failed COMMIT rolled back (or the ROLLBACK here does): no job's rows are stored.
-            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-            logger.error("write batch failed", ["store.reason": "commit failed", "store.batch_size": String(batch.count), "error": String(describing: error)])
-            metrics.writeErrors.increment(by: Double(batch.count))
-            for (job, outcome) in zip(batch, outcomes) {
-                if case .failed(let own) = outcome { job.fail(own) } else { job.fail(error) }
-            }
-            return
+            try db.runBatchStatements()
+            try connection.settleAndCommit()
+            return .committed(outcomes)
+        } catch let commit as CommitFailure {
+            return .commitFailed(outcomes, commit.error)
         }
+    }
+
+    /// The COMMIT failed: it rolled back (or the ROLLBACK here does), so no job's rows are stored
+    /// — or the connection broke and nobody knows. Every job fails; none runs again.
+    private func commitFailed(_ batch: [Batched], outcomes: [Outcome], error: any Error) {
+        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+        logger.error("write batch failed", ["store.reason": "commit failed", "store.batch_size": String(batch.count), "error": String(describing: error)])
+        metrics.writeErrors.increment(by: Double(batch.count))
+        for (job, outcome) in zip(batch, outcomes) {
+            if case .failed(let own) = outcome { job.fail(own) } else { job.fail(error) }
+        }
+    }
+
+    /// The batch committed: answers each job, its resumption (after its after-commit actions) or its error.
+    private func finish(_ batch: [Batched], outcomes: [Outcome], db: Database, committed: () -> Void) {
         metrics.commits.increment()
         metrics.batchSize.observe(Double(batch.count))
+        if lockHeldSince.value != 0 {
+            metrics.writeLockHeld.increment(by: Double(MonotonicClock.nanoseconds() - lockHeldSince.value) / 1e9)
+            lockHeldSince.value = 0
+        }
         committed()
         // The other processes' doorbell: once per channel for the whole batch.
         db.ringBatch()

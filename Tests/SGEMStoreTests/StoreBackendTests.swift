@@ -457,6 +457,39 @@ struct StoreOnPostgresTests {
         await store.close()
     }
 
+    @Test("pipelined: the statements a batch runs before its commit go with the COMMIT in one round trip; when one fails, nothing is stored")
+    func beforeCommitStatementsRideWithTheCommit() async throws {
+        let database = try TestDatabase(.postgresql)
+        let store = try database.open()
+        try await store.write { db in
+            try db.run(StoreBackendTests.schema)
+            try db.run("CREATE TABLE c (k BIGINT PRIMARY KEY, runs BIGINT NOT NULL CHECK (runs < 2))")
+            try db.run("INSERT INTO c (k, runs) VALUES (0, 0)")
+        }
+        // The job's INSERT settles with the batch's opening (one round trip); the UPDATE and the
+        // COMMIT go together (one more) — three before the COMMIT was sent with them.
+        func write(_ n: Int) async throws -> Int {
+            try await store.write { db in
+                try db.execute("INSERT INTO t (n) VALUES (?)", n)
+                try db.runBeforeCommit("UPDATE c SET runs = runs + 1 WHERE k = 0", key: "c")
+                return try Self.roundTrips(db)
+            }
+        }
+        let first = try await write(1)
+        let next = try await store.write { db in try Self.roundTrips(db) }
+        #expect(next - first == 2, "the first write took \(next - first) round trips after its job ran")
+        // The second run breaks the CHECK: the COMMIT sent after it does not run, the write fails
+        // with the UPDATE's error, and its INSERT is not stored.
+        let failed = await #expect(throws: StoreError.self) { try await write(2) }
+        #expect(failed?.sql?.hasPrefix("UPDATE c") == true)
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM t WHERE n = 2") } == .integer(0))
+        #expect(try await store.read { try $0.scalar("SELECT runs FROM c") } == .integer(1))
+        // The writer goes on.
+        _ = try await store.write { db in try db.execute("INSERT INTO t (n) VALUES (?)", 3) }
+        #expect(try await store.read { try $0.scalar("SELECT count(*) FROM t") } == .integer(2))
+        await store.close()
+    }
+
     @Test("a pipelined statement that fails fails its write alone, even when the write swallowed it; its batch lands")
     func aSwallowedPipelinedFailureFailsItsWriteAlone() async throws {
         let database = try TestDatabase(.postgresql)

@@ -10,7 +10,8 @@
 #   - each instance's commit and batch counters (`/metrics`).
 #
 # usage: scripts/bench/instances-profile.sh [COUNT] [PATH_TO_RELEASE_BINARY]
-# Env: BENCH_DURATION (8). Needs wrk, curl and Debian's postgresql package.
+# Env: BENCH_DURATION (8), BENCH_WARMUP (2); BENCH_PERF=FILE also samples the whole machine with perf during the
+# measured part (`perf report -i FILE --sort comm,dso`). Needs wrk, curl and Debian's postgresql package.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/messaging-lib.sh"
@@ -27,6 +28,7 @@ pg_ctl="$(dirname "$PSQL")/pg_ctl"
 [ -x "$pg_ctl" ] || pg_ctl="$(ls -d /usr/lib/postgresql/*/bin/pg_ctl | sort -V | tail -1)"
 if [ "$(id -u)" -eq 0 ]; then runuser -u "$(stat -c %U "$pg_dir/data")" -- "$pg_ctl" -D "$pg_dir/data" -w restart >/dev/null
 else "$pg_ctl" -D "$pg_dir/data" -w restart >/dev/null; fi
+PG_POSTMASTER="$(head -n1 "$pg_dir/data/postmaster.pid")"
 
 KEY_FILE="$BENCH_TMP/secret.key"
 cli=(--data-dir "$BENCH_TMP/cli" --secret-key-file "$KEY_FILE" --log-level warning)
@@ -62,13 +64,42 @@ send() {
   for k in 0 1 2; do wait "${pids[$k]}" || bench_fail "wrk failed: $(tail -c 300 "$BENCH_TMP/wrk-$1-$k.txt" | tr '\n' ' ')"; done
 }
 cpu() { local p; for p in "${PIDS[@]}"; do awk '{print $14 + $15}' "/proc/$p/stat"; done; }
+# threads FILE: each instance's threads as "instance name ticks" lines (name from comm, spaces kept out).
+threads() {
+  local i t
+  for i in "${!PIDS[@]}"; do
+    for t in /proc/"${PIDS[$i]}"/task/*; do
+      [ -r "$t/stat" ] || continue
+      printf '%s %s %s\n' "$i" "$(tr ' ' '_' <"$t/comm")" "$(sed 's/^.*) //' "$t/stat" | awk '{print $12 + $13}')"
+    done
+  done >"$1"
+}
+# pgcpu FILE: the cluster's processes as "pid ticks" lines.
+pgcpu() {
+  local p
+  for p in $(pgrep -P "$PG_POSTMASTER") "$PG_POSTMASTER"; do
+    [ -r "/proc/$p/stat" ] && printf '%s %s\n' "$p" "$(sed 's/^.*) //' "/proc/$p/stat" | awk '{print $12 + $13}')"
+  done >"$1"
+}
 
-send warm 2
+send warm "${BENCH_WARMUP:-2}"
+# What autovacuum would do within a minute, done before the measured part (see instances.sh).
+pg_value "$url" "VACUUM ANALYZE" >/dev/null
 pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
 before="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
 mapfile -t cpu0 < <(cpu)
+threads "$BENCH_TMP/threads0"
+pgcpu "$BENCH_TMP/pg0"
+if [ -n "${BENCH_PERF:-}" ]; then
+  # The whole machine sampled during the measured part: `perf report -i FILE --sort comm,dso`.
+  perf record -a -F 499 -o "$BENCH_PERF" -- sleep "$DURATION" >/dev/null 2>&1 &
+  perf_pid=$!
+fi
 send measured "$DURATION"
+[ -n "${BENCH_PERF:-}" ] && wait "$perf_pid"
 mapfile -t cpu1 < <(cpu)
+threads "$BENCH_TMP/threads1"
+pgcpu "$BENCH_TMP/pg1"
 after="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
 hz="$(getconf CLK_TCK)"
 
@@ -76,6 +107,19 @@ echo "$COUNT instance(s), $DURATION s: $((after - before)) messages stored, $(((
 for i in "${!PIDS[@]}"; do
   echo "  instance$i CPU: $(awk -v a="${cpu0[$i]}" -v b="${cpu1[$i]}" -v hz="$hz" 'BEGIN { printf "%.2f s", (b - a) / hz }')"
 done
+# Each instance's threads by name, summed (a pool's threads share one), busiest first.
+awk -v hz="$hz" 'NR == FNR { before[$1 " " $2] += $3; next } { after[$1 " " $2] += $3 }
+  END { for (k in after) { d = (after[k] - before[k]) / hz; if (d >= 0.05) printf "    instance%s %-16s %.2f s\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), d } }' \
+  "$BENCH_TMP/threads0" "$BENCH_TMP/threads1" | sort -k3 -rn
+# The cluster's processes during the measured part, by what each last ran (a backend's last
+# statement tells a writer, a reader and a listening connection apart), busiest first.
+"$PSQL" "$url" -AtF ' ' -c "SELECT pid, coalesce(nullif(backend_type, 'client backend'), '') ||
+    left(regexp_replace(coalesce(query, ''), '\s+', '_', 'g'), 40) FROM pg_stat_activity" >"$BENCH_TMP/pgroles"
+echo "  PostgreSQL CPU by last statement:"
+awk -v hz="$hz" 'FILENAME ~ /pgroles$/ { role[$1] = $2; next } FILENAME ~ /pg0$/ { before[$1] = $2; next }
+  { r = ($1 in role) ? role[$1] : "other"; if (r == "") r = "idle"; cpu[r] += ($2 - before[$1]) / hz; n[r]++ }
+  END { for (r in cpu) if (cpu[r] >= 0.02) printf "    %-42s %2d  %.2f s\n", r, n[r], cpu[r] }' \
+  "$BENCH_TMP/pgroles" "$BENCH_TMP/pg0" "$BENCH_TMP/pg1" | sort -k3 -rn
 echo
 "$PSQL" "$url" -P pager=off -c "SELECT calls, round(total_exec_time::numeric, 0) AS total_ms,
     round((total_exec_time / calls)::numeric, 3) AS mean_ms, rows,
@@ -84,5 +128,5 @@ echo
 for i in "${!PORTS[@]}"; do
   echo "instance$i:"
   curl -fsS --max-time 10 -H "Authorization: Bearer $token" "http://127.0.0.1:${PORTS[$i]}/metrics" |
-    grep -E '^sgem_store_(commits_total|commit_batch_size_(sum|count)|batch_joined_total|batches_rerun_total)' | sed 's/^/  /' || true
+    grep -E '^sgem_store_(commits_total|commit_batch_size_(sum|count)|batch_joined_total|batches_rerun_total|write_lock_(wait|held)_seconds_total|writer_busy_seconds_total)' | sed 's/^/  /' || true
 done

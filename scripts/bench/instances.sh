@@ -8,7 +8,8 @@
 #     Target: p99 < 100 ms, none lost or doubled.
 #   - message sends: POST /api/v1/chats/{id}/messages into one group, 64 connections split over
 #     3 instances (one wrk each, 22/21/21), against the same three wrk processes all on one
-#     instance running alone; rounds one, three, three, one (ABBA), medians. Target: ≥ 0.8×.
+#     instance running alone; rounds one, three, three, one (ABBA), twice, medians. Before each
+#     round's measured part, VACUUM ANALYZE (what autovacuum does within a minute). Target: ≥ 0.8×.
 #   - history pages: GET /api/v1/chats/{id}/messages?limit=50, the same split, in the same rounds:
 #     pages per instance and in all, and the CPU each page costs (the sgem-server processes and
 #     the PostgreSQL cluster's, from /proc). Recorded: on this 2-core machine the instances share
@@ -17,7 +18,7 @@
 #
 # usage: scripts/bench/instances.sh [PATH_TO_RELEASE_BINARY]   (default .build/release/sgem-server)
 # Env: BENCH_DURATION (8), BENCH_FANOUT_CLIENTS (500), BENCH_FANOUT_GROUP (10), BENCH_FANOUT_RATE (200),
-# BENCH_FANOUT_SECONDS (10). Writes bench-results/instances.json. Exit 0 when measured (PASS or FAIL).
+# BENCH_FANOUT_SECONDS (10), BENCH_ROUNDS (2: ABBA blocks). Writes bench-results/instances.json. Exit 0 when measured (PASS or FAIL).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/messaging-lib.sh"
@@ -31,6 +32,8 @@ CLIENTS="${BENCH_FANOUT_CLIENTS:-500}"
 GROUP="${BENCH_FANOUT_GROUP:-10}"
 RATE="${BENCH_FANOUT_RATE:-200}"
 SECONDS_RUN="${BENCH_FANOUT_SECONDS:-10}"
+ROUNDS="${BENCH_ROUNDS:-2}"
+case "$ROUNDS" in [1-9]) ;; *) echo "instances: BENCH_ROUNDS must be 1 to 9, not '$ROUNDS'" >&2; exit 2 ;; esac
 bench_start_postgres
 PG_POSTMASTER="$(head -n1 "$(cat "$SGEM_PG_STATE")/data/postmaster.pid")"
 KEY_FILE="$BENCH_TMP/secret.key"
@@ -137,6 +140,11 @@ measure() {
   fi
   local auth=(-H "Authorization: Bearer $token") path="/api/v1/chats/$CHAT/messages"
   SEND_LUA="$BENCH_TMP/send.lua" load "warm-$label" "$WARMUP" "$path" "${auth[@]}" -H 'Content-Type: application/json' >/dev/null
+  # What autovacuum does on its own within a minute, done before the measured part rather than
+  # during it: statistics — the warm-up's statements were prepared on tables just created, and a
+  # generic plan made then can scan a whole table ever after — and the vacuum of the rows the
+  # previous round inserted, which otherwise lands in whichever round comes next.
+  pg_value "$sends_url" "VACUUM ANALYZE" >/dev/null
   sleep 0.5
   before="$(pg_value "$sends_url" "SELECT count(*) FROM messaging_messages")"
   cpu0="$(cpu_snapshot)"
@@ -154,19 +162,26 @@ measure() {
 "\"cpu\":{\"sends\":[$cpu0,$cpu1],\"history\":[$cpu2,$cpu3]}}"
 }
 
-runs="$BENCH_TMP/runs"
-measure one1 1 >"$runs.1"
-measure three1 "$INSTANCES" >"$runs.2"
-measure three2 "$INSTANCES" >"$runs.3"
-measure one2 1 >"$runs.4"
+# ABBA blocks (one, three, three, one), ROUNDS of them: a drift over the run (the tables grow)
+# weighs on both sides alike, and the medians of several rounds each keep one noisy round from
+# deciding the ratio (on a shared 2-core machine one round can come out 20 % off the next).
+run_files=()
+for ((block = 1; block <= ROUNDS; block++)); do
+  for label in "one$((2 * block - 1))" "three$((2 * block - 1))" "three$((2 * block))" "one$((2 * block))"; do
+    count=1
+    [[ "$label" == three* ]] && count="$INSTANCES"
+    measure "$label" "$count" >"$BENCH_TMP/run-$label.json"
+    run_files+=("$BENCH_TMP/run-$label.json")
+  done
+done
 
-"$BENCH_PYTHON" - "$BENCH_DIR" "$RESULTS_DIR" "$BENCH_TMP/fanout.json" "$(getconf CLK_TCK)" "$runs.1" "$runs.2" "$runs.3" "$runs.4" <<'PY'
+"$BENCH_PYTHON" - "$BENCH_DIR" "$RESULTS_DIR" "$BENCH_TMP/fanout.json" "$(getconf CLK_TCK)" "${run_files[@]}" <<'PY'
 import json, statistics, sys
 sys.path.insert(0, sys.argv[1])
 from benchlib import fmt, ratio, row, verdict, write_result
 
 results_dir, fanout, hz = sys.argv[2], json.load(open(sys.argv[3])), int(sys.argv[4])
-runs = [json.load(open(p)) for p in sys.argv[5:9]]
+runs = [json.load(open(p)) for p in sys.argv[5:]]
 anomalies = []
 
 def cpu_use(before, after, requests):
@@ -242,7 +257,7 @@ rows = [
 ]
 write_result(results_dir, "instances", {
     "config": {"instances": three, "connections": 64, "wrk": "three wrk processes of 22/21/21 connections, on instance k mod n",
-               "order": "one, three, three, one (medians)",
+               "order": f"one, three, three, one, {len(runs) // 4} times (medians of every round)",
                "postgresql": "Debian's packages, fsync and synchronous_commit on, Unix socket, shared_buffers 128MB"},
     "fanout": fanout, "runs": runs, "anomalies": anomalies, "rows": rows, "verdict": verdict(rows),
 })

@@ -212,6 +212,26 @@ final class PostgresStoreConnection: StoreConnection {
         try settled { try connection.flushPipeline() }
     }
 
+    /// The COMMIT rides at the end of the pipeline: when a statement before it fails, the server
+    /// skips it and the transaction stays open (aborted) for the writer's ROLLBACK.
+    func settleAndCommit() throws {
+        guard connection.hasPipelinedStatements else {
+            do { try execute("COMMIT") } catch { throw CommitFailure(error: error) }
+            return
+        }
+        do {
+            try connection.send("COMMIT", [], control: false)
+            try connection.flushPipeline()
+        } catch let failure as PostgresPipelineFailure {
+            if failure.error.sql == "COMMIT" || !connection.isConnected || !connection.isInTransaction {
+                throw CommitFailure(error: failure.error)
+            }
+            throw failure.error
+        } catch {
+            throw CommitFailure(error: error)
+        }
+    }
+
     func sendCounting(_ sql: String, _ bindings: [SQLValue], into counter: RowCount) throws {
         let text = try render(sql)
         try settled {
