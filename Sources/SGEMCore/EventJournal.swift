@@ -77,10 +77,21 @@ extension EventJournal {
         _ = try append(event, in: db)
     }
 
+    /// Of the next `limit` events, those of `types` and `audiences` (every chat's).
     public func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
         -> (events: [RecordedEvent], scannedTo: Int64) {
+        try await events(after: after, limit: limit, types: types, audiences: audiences, chats: nil)
+    }
+
+    public func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>, chats: Set<Int64>?) async throws
+        -> (events: [RecordedEvent], scannedTo: Int64) {
         let all = try await events(after: after, limit: limit)
-        return (all.filter { types.contains($0.event.type) && audiences.contains($0.event.audience.kind) }, all.last?.id ?? after)
+        let wanted = all.filter { recorded in
+            guard types.contains(recorded.event.type), audiences.contains(recorded.event.audience.kind) else { return false }
+            if let chats, case .chat(let chat) = recorded.event.audience { return chats.contains(chat) }
+            return true
+        }
+        return (wanted, all.last?.id ?? after)
     }
 }
 
@@ -182,11 +193,11 @@ public protocol EventJournal: Sendable {
     /// Events with id greater than `after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent]
     /// Of the next `limit` events after `after`, those whose type is in `types` and audience of
-    /// one of the kinds in `audiences`, oldest first,
-    /// and the id of the last event looked at (`after` when there were none): a reader that
-    /// needs a few kinds of events (the translation worker) moves its cursor there without
-    /// decoding the rest.
-    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
+    /// one of the kinds in `audiences` — and, when `chats` is given, a chat's events only for the
+    /// chats in it — oldest first, and the id of the last event looked at (`after` when there
+    /// were none): a reader that needs a few kinds of events (the translation worker) moves its
+    /// cursor there without reading or decoding the rest.
+    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>, chats: Set<Int64>?) async throws
         -> (events: [RecordedEvent], scannedTo: Int64)
     /// The id of the newest recorded event; 0 when none was ever recorded.
     func lastEventID() async throws -> Int64

@@ -184,17 +184,19 @@ struct JournalRepository: Sendable {
             """, after, limit).compactMap(JournalRepository.event)
     }
 
-    /// Of the next `limit` events after `after`, those of `types`, and the last id looked at.
-    static func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>,
+    /// Of the next `limit` events after `after`, those of `types` and `audiences` (a chat's only
+    /// for `chats`, when given), and the last id looked at.
+    static func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>, chats: Set<Int64>?,
                        in db: Database) throws -> ([Row], Int64) {
         guard let end = try db.fetchOne("""
             SELECT MAX(id) AS id FROM (SELECT id FROM system_events WHERE id > \(after) ORDER BY id LIMIT \(limit)) AS page
             """)?.int64("id") else { return ([], after) }
         guard !types.isEmpty, !audiences.isEmpty else { return ([], end) }
+        let chatsOnly: SQL = chats.map { " AND (audience_kind <> \(kindName(.chat)) OR audience_id IN \(list: $0.sorted()))" } ?? ""
         let rows = try db.fetchAll("""
             SELECT id, type, audience_kind, audience_id, audience_users, data, created_at, subject FROM system_events
             WHERE id > \(after) AND id <= \(end) AND type IN \(list: types.sorted())
-                AND audience_kind IN \(list: audiences.map(JournalRepository.kindName).sorted()) ORDER BY id
+                AND audience_kind IN \(list: audiences.map(JournalRepository.kindName).sorted())\(chatsOnly) ORDER BY id
             """)
         // Rows, not events: the caller decodes them on its own thread, off the store's.
         return (rows, end)

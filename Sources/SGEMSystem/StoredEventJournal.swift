@@ -66,7 +66,7 @@ final class StoredEventJournal: EventJournal {
         return try await store().readAtOnce { db in try JournalRepository.events(after: after, limit: bounded, in: db) }
     }
 
-    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
+    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>, chats: Set<Int64>?) async throws
         -> (events: [RecordedEvent], scannedTo: Int64) {
         let bounded = min(max(limit, 0), StoredEventJournal.maxBatch)
         guard bounded > 0 else { return ([], after) }
@@ -74,7 +74,7 @@ final class StoredEventJournal: EventJournal {
         // first found, and every id up to it was committed (or rolled back) before the first ran —
         // writers hand out ids under one lock, in commit order.
         let (rows, end) = try await store().readAtOnce { db in
-            try JournalRepository.events(after: after, limit: bounded, types: types, audiences: audiences, in: db)
+            try JournalRepository.events(after: after, limit: bounded, types: types, audiences: audiences, chats: chats, in: db)
         }
         return (rows.compactMap(JournalRepository.event), end)
     }

@@ -200,11 +200,12 @@ final class ChatTranslator: ChatTranslations, Sendable {
                         try await loadReaders()
                         readersLoaded = ContinuousClock.now
                     }
-                    // Only what concerns the worker is decoded (here, on the worker's thread):
-                    // messages in chats, membership changes.
+                    // Only what concerns the worker is read and decoded (here, on the worker's
+                    // thread): messages and membership changes in the chats someone reads
+                    // translated — none at all while nobody does.
                     let reading = MonotonicClock.nanoseconds()
                     let window = try await journal.events(after: cursor, limit: ChatTranslator.window, types: ChatTranslator.types,
-                                                          audiences: [.chat, .users])
+                                                          audiences: [.chat, .users], chats: chatsRead())
                     owe(reads: MonotonicClock.nanoseconds() - reading, write: 0)
                     for recorded in window.events {
                         if let job = job(for: recorded) { jobs.append(job) }
@@ -229,6 +230,17 @@ final class ChatTranslator: ChatTranslations, Sendable {
             }
         }
     }
+
+    /// The chats someone reads translated, for the journal to read only their events; nil (every
+    /// chat's) when there are more than `chatsReadLimit`, where the list would cost more than it saves.
+    func chatsRead() -> Set<Int64>? {
+        readers.withLock { map in
+            let chats = map.filter { !$0.value.isEmpty }.keys
+            return chats.count > ChatTranslator.chatsReadLimit ? nil : Set(chats)
+        }
+    }
+
+    static let chatsReadLimit = 200
 
     /// Messages handled in one round: one read of the cache and one write for all of them.
     static let batch = 4

@@ -237,9 +237,9 @@ struct RefusingLines: EventJournal {
     }
     func rewrite(subject: String, to data: JSONValue, in db: Database) throws -> Int { try base.rewrite(subject: subject, to: data, in: db) }
     func events(after: Int64, limit: Int) async throws -> [RecordedEvent] { try await base.events(after: after, limit: limit) }
-    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>) async throws
+    func events(after: Int64, limit: Int, types: Set<String>, audiences: Set<EventAudience.Kind>, chats: Set<Int64>?) async throws
         -> (events: [RecordedEvent], scannedTo: Int64) {
-        try await base.events(after: after, limit: limit, types: types, audiences: audiences)
+        try await base.events(after: after, limit: limit, types: types, audiences: audiences, chats: chats)
     }
     func lastEventID() async throws -> Int64 { try await base.lastEventID() }
     func horizon() async throws -> Int64 { try await base.horizon() }

@@ -40,6 +40,33 @@ struct EventJournalTests {
         await f.close()
     }
 
+    @Test("a typed read keeps the types and audience kinds asked for, and a chat's events only for the chats asked for; it looks as far either way",
+          arguments: TestBackend.available)
+    func typedReadsKeepTheChatsAskedFor(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        let events: [RealtimeEvent] = [
+            RealtimeEvent(type: "message.created", audience: .chat(1), data: ["n": 1]),
+            RealtimeEvent(type: "message.created", audience: .chat(2), data: ["n": 2]),
+            RealtimeEvent(type: "member.removed", audience: .users([5, 6]), data: ["n": 3]),
+            EventJournalTests.notice(4),
+            RealtimeEvent(type: "chat.updated", audience: .chat(2), data: ["n": 5]),
+        ]
+        let ids = try await f.store.write { db in try events.map { try journal.append($0, in: db) } }
+        let types: Set<String> = ["message.created", "member.removed", "chat.updated"]
+        func read(_ chats: Set<Int64>?) async throws -> (numbers: [Double], scannedTo: Int64) {
+            let window = try await journal.events(after: 0, limit: 10, types: types, audiences: [.chat, .users], chats: chats)
+            return (window.events.compactMap { $0.event.data["n"]?.numberValue }, window.scannedTo)
+        }
+        let every = try await read(nil)
+        #expect(every.numbers == [1, 2, 3, 5] && every.scannedTo == ids.last)
+        let second = try await read([2, 7])
+        #expect(second.numbers == [2, 3, 5] && second.scannedTo == ids.last)
+        let none = try await read([])
+        #expect(none.numbers == [3] && none.scannedTo == ids.last, "with no chat asked for, only the other audiences' events")
+        await f.close()
+    }
+
     @Test("an audience kind the journal does not know is refused on every backend; on PostgreSQL by a domain, no CHECK on the table",
           arguments: TestBackend.available)
     func unknownAudienceRefused(_ backend: TestBackend) async throws {
