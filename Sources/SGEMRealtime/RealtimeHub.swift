@@ -74,6 +74,13 @@ final class RealtimeHub: LiveStreams, Sendable {
     let metrics: RealtimeMetrics
     let logger: Logger
     private let state: Mutex<State>
+    /// Wakes the tail: a commit, the timer, a new socket.
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    /// When the tail last looked at the journal with nobody connected (monotonic nanoseconds),
+    /// and how long it waits before the next such look: half a poll period.
+    private let idleLookedAt = Atomic<UInt64>(0)
+    private let idleLookInterval: UInt64
 
     /// - Parameter cursor: the newest event id at boot; the hub delivers what comes after it.
     init(journal: any EventJournal, services: ServiceRegistry, cursor: Int64, limits: Limits, metrics: RealtimeMetrics, logger: Logger) {
@@ -83,6 +90,9 @@ final class RealtimeHub: LiveStreams, Sendable {
         self.metrics = metrics
         self.logger = logger
         state = Mutex(State(cursor: cursor))
+        (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let half = (limits.poll / 2).components
+        idleLookInterval = UInt64(max(half.seconds, 0)) * 1_000_000_000 + UInt64(max(half.attoseconds, 0) / 1_000_000_000)
     }
 
     var chatAccess: (any ChatAccess)? { services.resolve((any ChatAccess).self) }
@@ -102,6 +112,10 @@ final class RealtimeHub: LiveStreams, Sendable {
             return (s.nextID, s.cursor)
         }
         metrics.connected.add(1)
+        // A hub nobody was connected to may be behind the journal: it catches up now rather than
+        // at the next commit or tick (what it reaches before the socket's replay is done is held
+        // back, and anything up to `since` is not sent twice).
+        wake.yield()
         return (id, cursor)
     }
 
@@ -192,7 +206,7 @@ final class RealtimeHub: LiveStreams, Sendable {
 
     /// Tails the journal until cancelled.
     func run() async {
-        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (wakeups, wake) = (self.wakeups, self.wake)
         let commits = journal.commits()
         let poll = limits.poll
         let feeders = [
@@ -225,8 +239,15 @@ final class RealtimeHub: LiveStreams, Sendable {
         while true {
             let (cursor, idle) = state.withLock { ($0.cursor, $0.subscribers.isEmpty) }
             if idle {
-                // Nobody is connected: move past what was recorded without decoding it. A socket
-                // that subscribes meanwhile replays from its own `since`.
+                // Nobody is connected: move past what was recorded without decoding it, at most
+                // every half poll period — with several instances every batch of every instance
+                // rings, and idle hubs looking after each ring made most of the journal's scans.
+                // A socket that subscribes meanwhile replays from its own `since` and wakes the
+                // hub, which then catches up (see `subscribe`).
+                let now = MonotonicClock.nanoseconds()
+                let last = idleLookedAt.load(ordering: .relaxed)
+                if last != 0, now &- last < idleLookInterval { return }
+                idleLookedAt.store(now, ordering: .relaxed)
                 let skipped = try await journal.events(after: cursor, limit: limits.batch, types: [], audiences: [])
                 let moved = state.withLock { s -> Bool in
                     guard s.subscribers.isEmpty, s.cursor == cursor else { return false }

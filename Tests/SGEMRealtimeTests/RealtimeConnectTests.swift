@@ -65,6 +65,29 @@ extension RealtimeStreamTests {
         let watcher = Mutex<WebSocketClient?>(nil)
         func note(_ line: String) { notes.withLock { $0.append(line) } }
     }
+
+    @Test("a hub nobody is connected to lets commits go by without looking; a socket resuming with since gets exactly what it missed at once")
+    func anIdleHubCatchesUpWhenASocketSubscribes() async throws {
+        try await RealtimeServer.with { s in
+            let boss = try await s.login()
+            // The hooked hub's own look an hour away: once it has looked at boot, commits with
+            // nobody connected leave its cursor where it was.
+            try await HookedRealtime.with(on: s, limits: RealtimeHub.Limits(poll: .seconds(3600), recheck: .seconds(3600))) { hooked in
+                var ids: [Int64] = []
+                for n in 1...5 { ids.append(try await s.append("test.n", to: .everyone, n: n)) }
+                let client = try await hooked.upgrade(boss, since: ids[1])
+                defer { client.close() }
+                try await client.ready()
+                // Events 3 to 5 come from the hub catching up on the subscription, not from the
+                // next commit: nothing else is committed before they are read.
+                var got: [Double] = []
+                for _ in 0..<3 { got.append(try await client.event()["data"]?["n"]?.numberValue ?? -1) }
+                #expect(got == [3, 4, 5])
+                _ = try await s.append("test.n", to: .everyone, n: 6)
+                #expect(try await client.event()["data"]?["n"]?.numberValue == 6)
+            }
+        }
+    }
 }
 
 /// A second realtime endpoint on the test server's journal and services, as another instance
