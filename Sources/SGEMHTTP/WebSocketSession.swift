@@ -1,3 +1,5 @@
+import SGEMSupport
+
 /// The server side of one upgraded connection: parses the peer's frames, answers pings and
 /// closes, keeps the connection alive with pings, and feeds complete messages to `socket`.
 ///
@@ -36,8 +38,8 @@ public final class WebSocketSession: @unchecked Sendable {
                              maxQueuedMessages: maxQueuedMessages)
         socket = WebSocket(core: core)
         parser = WebSocketFrameParser(maxMessageBytes: maxMessageBytes)
-        self.pingInterval = pingInterval.map(Self.nanoseconds)
-        self.closeTimeout = Self.nanoseconds(closeTimeout)
+        self.pingInterval = pingInterval?.wholeNanoseconds
+        self.closeTimeout = closeTimeout.wholeNanoseconds
     }
 
     /// Bytes from the peer, in any split.
@@ -94,10 +96,5 @@ public final class WebSocketSession: @unchecked Sendable {
                 core.sendControl(WebSocketFrame.encode(.ping, payload: [UInt8]()))
             }
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
     }
 }

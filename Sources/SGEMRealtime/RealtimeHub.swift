@@ -91,8 +91,7 @@ final class RealtimeHub: LiveStreams, Sendable {
         self.logger = logger
         state = Mutex(State(cursor: cursor))
         (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let half = (limits.poll / 2).components
-        idleLookInterval = UInt64(max(half.seconds, 0)) * 1_000_000_000 + UInt64(max(half.attoseconds, 0) / 1_000_000_000)
+        idleLookInterval = (limits.poll / 2).wholeNanoseconds
     }
 
     var chatAccess: (any ChatAccess)? { services.resolve((any ChatAccess).self) }

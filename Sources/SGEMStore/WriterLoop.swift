@@ -117,7 +117,7 @@ struct WriterLoop {
     /// The batch's jobs one after another in the transaction, no savepoint each: on PostgreSQL a
     /// savepoint is a subtransaction (two statements, an id of its own, and a multixact for every
     /// row a later one locks again), most of a small write's cost. When any job fails, the
-    /// transaction is rolled back whole and nil returned: the batch runs again with savepoints,
+    /// transaction is rolled back whole and `.again` returned: the batch runs again with savepoints,
     /// each job exactly as if it had run once (jobs leave their effects to the store and to
     /// `afterCommit`, which a rolled-back run never reaches). A batch of one needs no second run:
     /// its job's failure is answered at once. The statements left waiting and the COMMIT go in

@@ -138,6 +138,14 @@ public enum MonotonicClock {
     }
 }
 
+extension Duration {
+    /// The duration in whole nanoseconds, for comparing with `MonotonicClock`; 0 when negative.
+    public var wholeNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+    }
+}
+
 extension Int {
     func padded(_ width: Int) -> String { String(self).leftPadded(to: width) }
 }

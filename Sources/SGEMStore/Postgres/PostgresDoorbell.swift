@@ -238,8 +238,7 @@ final class PostgresDoorbell: Sendable {
 
     /// Sleeps for `duration` before connecting again; a stop cuts it short, a ring does not.
     private func pause(_ duration: Duration) {
-        let deadline = MonotonicClock.nanoseconds() + UInt64(duration.components.seconds) * 1_000_000_000
-            + UInt64(duration.components.attoseconds / 1_000_000_000)
+        let deadline = MonotonicClock.nanoseconds() + duration.wholeNanoseconds
         while !isStopping {
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { return }
