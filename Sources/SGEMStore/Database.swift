@@ -12,6 +12,9 @@ public final class Database {
     private var reservedIDs: [String: ArraySlice<Int64>] = [:]
     /// How many ids `reserveID` takes from a table's sequence at a time.
     static let idBlock = 32
+    /// The identity sequence of each table `reserveID` took ids for, looked up once (asking for
+    /// it with every block scanned the catalogue once per id).
+    private var sequences: [String: String] = [:]
     /// `runBeforeCommit` statements of the running job, and of the batch's jobs that succeeded.
     private var jobStatements = KeyedStatements()
     private var batchStatements = KeyedStatements()
@@ -130,8 +133,25 @@ public final class Database {
     public func reserveID(in table: String) throws -> Int64? {
         guard dialect == .postgresql, collectingAfterCommit else { return nil }
         if reservedIDs[table]?.isEmpty ?? true {
-            let block = try connection.query("SELECT nextval(pg_get_serial_sequence(?, 'id')) AS id FROM generate_series(1, CAST(? AS INTEGER))",
-                                             [.text(table), .integer(Int64(Self.idBlock))]).compactMap { $0.int64("id") }
+            let sequence: String
+            if let known = sequences[table] {
+                sequence = known
+            } else {
+                guard let found = try connection.query("SELECT pg_get_serial_sequence(?, 'id') AS seq", [.text(table)]).first?.string("seq") else {
+                    throw StoreError(code: .system, message: "\(table) has no identity sequence to reserve ids from")
+                }
+                sequence = found
+                sequences[table] = found
+            }
+            let block: [Int64]
+            do {
+                block = try connection.query("SELECT nextval(CAST(? AS regclass)) AS id FROM generate_series(1, CAST(? AS INTEGER))",
+                                             [.text(sequence), .integer(Int64(Self.idBlock))]).compactMap { $0.int64("id") }
+            } catch {
+                // A schema change may have renamed it: look it up again next time.
+                sequences[table] = nil
+                throw error
+            }
             guard !block.isEmpty else { throw StoreError(code: .system, message: "\(table) has no identity sequence to reserve ids from") }
             reservedIDs[table] = block[...]
         }

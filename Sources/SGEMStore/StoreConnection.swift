@@ -56,6 +56,11 @@ protocol StoreConnection: AnyObject {
     /// Runs what the batch's jobs left waiting; throws the first failure among it.
     func settleJobs() throws
 
+    /// Returns once the writers' lock that `beginWriteBatch` asked for is known to be held: at
+    /// once when a round trip since has already run past it (the batch's first job read rows),
+    /// otherwise after `settleJobs`. Throws what `settleJobs` throws.
+    func settleWriteLock() throws
+
     /// Runs what the batch's jobs left waiting and commits — on PostgreSQL in the same round
     /// trip, so the writers' lock is let go one round trip sooner. A failure among the waiting
     /// statements comes out as it is: the COMMIT did not run and the transaction is still open.
@@ -100,6 +105,8 @@ extension StoreConnection {
     func deferJobChecks(_ deferring: Bool) {}
 
     func settleJobs() throws {}
+
+    func settleWriteLock() throws { try settleJobs() }
 
     func settleAndCommit() throws {
         try settleJobs()

@@ -140,8 +140,9 @@ struct WriterLoop {
         var index = 0
         while failure == nil {
             if index == 1, connection.writeLockIsShared {
-                // What the first job left waiting runs now, so the lock sent before it is held.
-                do { try connection.settleJobs() } catch { failure = error; break }
+                // The lock sent before the first job is held once a round trip has run past it:
+                // usually the first job's own read did; otherwise what it left waiting runs now.
+                do { try connection.settleWriteLock() } catch { failure = error; break }
                 let held = MonotonicClock.nanoseconds()
                 lockHeldSince.value = held
                 metrics.writeLockWait.increment(by: Double(held - begun) / 1e9)

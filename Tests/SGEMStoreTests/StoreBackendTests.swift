@@ -627,4 +627,73 @@ struct StoreOnPostgresTests {
         #expect(newPID != pid)
         await store.close()
     }
+
+    /// Whether `connection`'s session holds the writers' advisory lock, asked from another session.
+    private static func holdsWriterLock(_ connection: PostgresConnection) throws -> Bool {
+        let admin = try PostgresConnection(url: try #require(testDatabaseURL))
+        let key = PostgresStoreConnection.writerLockKey
+        let rows = try admin.query("""
+            SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1
+                AND classid = $2 AND objid = $3 AND objsubid = 1
+            """, [.integer(Int64(connection.backendPID)), .integer(key >> 32), .integer(key & 0xFFFF_FFFF)])
+        return rows.first?.int64("n") == 1
+    }
+
+    @Test("a batch whose first write read rows has the writers' lock already: settling it costs no round trip of its own")
+    func theFirstReadCarriesTheWritersLock() async throws {
+        let database = try TestDatabase(.postgresql)
+        guard case .postgresql(let url) = database.location else { throw StoreError(code: .system, message: "not PostgreSQL") }
+        let writer = try PostgresStoreConnection(url: url, configuration: StoreConfiguration())
+        writer.deferJobChecks(true)
+        // The first job reads rows (BEGIN, the lock and SET CONSTRAINTS go with that read), then
+        // sends a statement that waits in the pipeline.
+        try writer.beginWriteBatch()
+        let start = writer.connection.roundTrips
+        let one = try writer.runGuarded { () -> [Row] in
+            let rows = try writer.query("SELECT 1 AS one", [])
+            try writer.execute("SET LOCAL application_name = 'sgem-test'", [])
+            return rows
+        }
+        #expect(one.first?.int64("one") == 1)
+        #expect(writer.connection.roundTrips == start + 1)
+        try writer.settleWriteLock()
+        #expect(writer.connection.roundTrips == start + 1, "settling the lock took a round trip after a read had carried it")
+        #expect(writer.connection.hasPipelinedStatements, "the job's last statement waits for the batch's next round trip")
+        #expect(try Self.holdsWriterLock(writer.connection))
+        try writer.settleAndCommit()
+        #expect(try !Self.holdsWriterLock(writer.connection))
+        // The first job only sends: the lock is still in the pipeline, and settling it reads it back.
+        try writer.beginWriteBatch()
+        let second = writer.connection.roundTrips
+        try writer.runGuarded { try writer.execute("SET LOCAL application_name = 'sgem-test'", []) }
+        #expect(writer.connection.roundTrips == second)
+        try writer.settleWriteLock()
+        #expect(writer.connection.roundTrips == second + 1)
+        #expect(try Self.holdsWriterLock(writer.connection))
+        try writer.settleAndCommit()
+        writer.close()
+    }
+
+    @Test("a job's pipelined statements reach the server before the batch's next round trip: it runs them meanwhile")
+    func pushedStatementsRunBeforeTheSync() async throws {
+        let schema = try PostgresSchema()
+        let db = try schema.connect()
+        let observer = try schema.connect()
+        // A session lock taken in the pipeline, not yet synced: the server has run it once pushed.
+        try db.send("SELECT pg_advisory_lock(4242)", [], control: false)
+        try db.pushPipeline()
+        #expect(db.hasPipelinedStatements)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var seen = false
+        while !seen, ContinuousClock.now < deadline {
+            seen = try observer.query("""
+                SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1 AND objid = 4242
+                """, [.integer(Int64(db.backendPID))]).first?.int64("n") == 1
+            if !seen { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(seen, "the pushed statement had not run after 10 s")
+        try db.flushPipeline()
+        #expect(!db.hasPipelinedStatements)
+        #expect(try db.query("SELECT pg_advisory_unlock(4242) AS released").first?.bool(at: 0) == true)
+    }
 }

@@ -88,6 +88,7 @@ pg_value "$url" "VACUUM ANALYZE" >/dev/null
 pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
 before="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
 mapfile -t cpu0 < <(cpu)
+read -r -a machine0 < <(head -n1 /proc/stat)
 threads "$BENCH_TMP/threads0"
 pgcpu "$BENCH_TMP/pg0"
 if [ -n "${BENCH_PERF:-}" ]; then
@@ -98,6 +99,7 @@ fi
 send measured "$DURATION"
 [ -n "${BENCH_PERF:-}" ] && wait "$perf_pid"
 mapfile -t cpu1 < <(cpu)
+read -r -a machine1 < <(head -n1 /proc/stat)
 threads "$BENCH_TMP/threads1"
 pgcpu "$BENCH_TMP/pg1"
 after="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
@@ -107,6 +109,17 @@ echo "$COUNT instance(s), $DURATION s: $((after - before)) messages stored, $(((
 for i in "${!PIDS[@]}"; do
   echo "  instance$i CPU: $(awk -v a="${cpu0[$i]}" -v b="${cpu1[$i]}" -v hz="$hz" 'BEGIN { printf "%.2f s", (b - a) / hz }')"
 done
+# CPU per message (every instance's, and the cluster's processes alive at both ends) and how busy
+# the whole machine was: steadier than messages/s from one run to the next on a shared machine.
+sgem_ticks=0
+for i in "${!PIDS[@]}"; do sgem_ticks=$((sgem_ticks + cpu1[i] - cpu0[i])); done
+pg_ticks="$(awk 'NR == FNR { before[$1] = $2; next } ($1 in before) { t += $2 - before[$1] } END { print t + 0 }' "$BENCH_TMP/pg0" "$BENCH_TMP/pg1")"
+total=0 idle=0
+for k in 1 2 3 4 5 6 7 8; do total=$((total + machine1[k] - machine0[k])); done
+idle=$((machine1[4] - machine0[4] + machine1[5] - machine0[5]))
+awk -v s="$sgem_ticks" -v p="$pg_ticks" -v n="$((after - before))" -v hz="$hz" -v t="$total" -v i="$idle" 'BEGIN {
+  printf "  CPU per message: sgem-server %.3f ms, PostgreSQL %.3f ms, both %.3f ms; machine busy %.1f %%\n",
+    1000 * s / hz / n, 1000 * p / hz / n, 1000 * (s + p) / hz / n, 100 * (t - i) / t }'
 # Each instance's threads by name, summed (a pool's threads share one), busiest first.
 awk -v hz="$hz" 'NR == FNR { before[$1 " " $2] += $3; next } { after[$1 " " $2] += $3 }
   END { for (k in after) { d = (after[k] - before[k]) / hz; if (d >= 0.05) printf "    instance%s %-16s %.2f s\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), d } }' \

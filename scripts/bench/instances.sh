@@ -230,6 +230,14 @@ sgem_page = {n: median(n, lambda r: r["history_cpu"]["sgem_ms_per_request"]) for
 busy = {n: median(n, lambda r: r["history_cpu"]["machine_busy"]) for n in (one, three)}
 cpu_send = {n: median(n, lambda r: r["sends_cpu"]["sgem_ms_per_request"] + r["sends_cpu"]["pg_ms_per_request"]) for n in (one, three)}
 clean = not anomalies
+# Each ABBA block's own ratio (its two rounds of three over its two of one): the spread says how
+# much one block can tell on this machine.
+block_ratios = []
+for b in range(0, len(runs) - 3, 4):
+    ones = [r["send_rate"] for r in runs[b:b + 4] if r["instances"] == one]
+    threes = [r["send_rate"] for r in runs[b:b + 4] if r["instances"] == three]
+    if ones and threes:
+        block_ratios.append(round(statistics.mean(threes) / statistics.mean(ones), 3))
 
 f = fanout
 fan_clean = f["lost"] == 0 and f["doubled"] == 0 and f["stray"] == 0 and f["errors"] == 0
@@ -259,12 +267,13 @@ write_result(results_dir, "instances", {
     "config": {"instances": three, "connections": 64, "wrk": "three wrk processes of 22/21/21 connections, on instance k mod n",
                "order": f"one, three, three, one, {len(runs) // 4} times (medians of every round)",
                "postgresql": "Debian's packages, fsync and synchronous_commit on, Unix socket, shared_buffers 128MB"},
-    "fanout": fanout, "runs": runs, "anomalies": anomalies, "rows": rows, "verdict": verdict(rows),
+    "fanout": fanout, "runs": runs, "send_ratio_per_block": block_ratios, "anomalies": anomalies, "rows": rows, "verdict": verdict(rows),
 })
 for a in anomalies:
     print(f"instances: note: {a}", file=sys.stderr)
 for r in rows:
     print(f"  {r['benchmark']}: {r['sgem']} vs {r['reference']} ({r['ratio']})")
+print("  sends, each ABBA block's own ratio: " + ", ".join(f"{v:.2f}×" for v in block_ratios))
 print(f"instances: {verdict(rows)}  fan-out p99 {fmt(f['p99_from_201_ms'])} ms, {f['delivered']:,} of {f['expected']:,} delivered, "
       f"{f['lost']} lost, {f['doubled']} doubled; sends {fmt(send[three])}/s on {three} vs {fmt(send[one])}/s on one "
       f"({fmt(ratio(send[three], send[one]))}×); pages {fmt(pages[three])}/s on {three} vs {fmt(pages[one])}/s on one")

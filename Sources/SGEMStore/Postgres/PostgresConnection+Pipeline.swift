@@ -67,6 +67,21 @@ extension PostgresConnection {
         pipeline.append(PipelineCommand(sql: sql, control: control, prepares: nil, counter: counter))
     }
 
+    /// Hands the statements waiting in libpq's output buffer to the server without ending the
+    /// pipeline (no Sync, nothing read): the server runs them while the caller prepares more,
+    /// and their results are read by the next `flushPipeline`. libpq itself sends only once 64 kB
+    /// wait. Throws `PostgresPipelineFailure` when the connection broke.
+    func pushPipeline() throws {
+        guard !pipeline.isEmpty else { return }
+        guard PQflush(handle) == 0 else {
+            let message = lastErrorMessage
+            let control = pipeline.contains(where: \.control)
+            let sql = pipeline.last?.sql
+            abandonPipeline()
+            throw PostgresPipelineFailure(error: StoreError(code: .connectionLost, message: message, sql: sql), control: control)
+        }
+    }
+
     /// Ends the pipeline with a Sync and reads every result in one round trip. Throws the first
     /// failure as a `PostgresPipelineFailure`. With `keepingLast`, returns the last statement's
     /// result (the caller clears it); otherwise nil.

@@ -34,6 +34,9 @@ final class PostgresStoreConnection: StoreConnection {
     /// A job's last rows-free statements may stay in the pipeline for the next job's first round
     /// trip (see `deferJobChecks`).
     private var deferringJobChecks = false
+    /// The connection's round-trip count when the running batch's lock was sent: any round trip
+    /// after it has read the lock's result (`settleWriteLock`).
+    private var lockSentAtRoundTrip: Int?
 
     init(url: PostgresURL, configuration: StoreConfiguration, readOnly: Bool = false) throws {
         connection = try PostgresConnection(url: url)
@@ -160,6 +163,14 @@ final class PostgresStoreConnection: StoreConnection {
             // one fails alone (as SQLite's deferred foreign keys are checked per job).
             try connection.send("SET CONSTRAINTS ALL IMMEDIATE", [], control: true)
         }
+        lockSentAtRoundTrip = connection.roundTrips
+    }
+
+    /// The batch's first job usually reads rows (an id block, a member list): that round trip
+    /// carried the lock, so there is nothing to wait for; one less round trip under the lock.
+    func settleWriteLock() throws {
+        if let sent = lockSentAtRoundTrip, connection.roundTrips > sent, connection.isInTransaction { return }
+        try settleJobs()
     }
 
     /// Every instance on the database takes the writers' advisory lock.
@@ -198,7 +209,13 @@ final class PostgresStoreConnection: StoreConnection {
             throw error
         }
         defer { jobRunning = false }
-        if !deferringJobChecks { try settled { try connection.flushPipeline() } }
+        if deferringJobChecks {
+            // Its statements go to the server now, which runs them while the writer prepares the
+            // next job's; their results are read with the next round trip.
+            try settled { try connection.pushPipeline() }
+        } else {
+            try settled { try connection.flushPipeline() }
+        }
         if refusedTransactionControl { throw StoreError.transactionControlRefused(sql: nil) }
         if let jobError { throw jobError }
         return value
