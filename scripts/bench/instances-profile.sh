@@ -10,7 +10,7 @@
 #   - each instance's commit and batch counters (`/metrics`).
 #
 # usage: scripts/bench/instances-profile.sh [COUNT] [PATH_TO_RELEASE_BINARY]
-# Env: BENCH_DURATION (8), BENCH_WARMUP (2); BENCH_PERF=FILE also samples the whole machine with perf during the
+# Env: BENCH_DURATION (8), BENCH_WARMUP (2), BENCH_SPREAD (COUNT: the wrk processes go to instance k mod SPREAD); BENCH_PERF=FILE also samples the whole machine with perf during the
 # measured part (`perf report -i FILE --sort comm,dso`). Needs wrk, curl and Debian's postgresql package.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,6 +19,10 @@ COUNT="${1:-3}"
 case "$COUNT" in [1-9]) ;; *) echo "instances-profile: COUNT must be 1 to 9, not '$COUNT'" >&2; exit 2 ;; esac
 bench_init instances-profile "${2:-}" wrk curl
 DURATION="${BENCH_DURATION:-8}"
+# BENCH_SPREAD=1 sends everything to the first instance while the others run idle: the same
+# processes, without the writers' lock changing hands.
+SPREAD="${BENCH_SPREAD:-$COUNT}"
+case "$SPREAD" in [1-9]) ;; *) echo "instances-profile: BENCH_SPREAD must be 1 to 9, not '$SPREAD'" >&2; exit 2 ;; esac
 bench_start_postgres
 
 # pg_stat_statements must be preloaded: set it, then restart the cluster with its other options.
@@ -57,7 +61,7 @@ send() {
   local conns=(22 21 21) pids=() k
   for k in 0 1 2; do
     wrk -t1 -c"${conns[$k]}" -d"$2s" --timeout 10s -s "$BENCH_TMP/send.lua" -H "Authorization: Bearer $token" \
-      -H 'Content-Type: application/json' "http://127.0.0.1:${PORTS[$((k % COUNT))]}/api/v1/chats/$chat/messages" -- "$1-$k" \
+      -H 'Content-Type: application/json' "http://127.0.0.1:${PORTS[$((k % SPREAD))]}/api/v1/chats/$chat/messages" -- "$1-$k" \
       >"$BENCH_TMP/wrk-$1-$k.txt" 2>&1 &
     pids+=($!)
   done
@@ -89,6 +93,7 @@ pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
 before="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
 mapfile -t cpu0 < <(cpu)
 read -r -a machine0 < <(head -n1 /proc/stat)
+switches0="$(awk '$1 == "ctxt" { print $2 }' /proc/stat)"
 threads "$BENCH_TMP/threads0"
 pgcpu "$BENCH_TMP/pg0"
 if [ -n "${BENCH_PERF:-}" ]; then
@@ -100,6 +105,7 @@ send measured "$DURATION"
 [ -n "${BENCH_PERF:-}" ] && wait "$perf_pid"
 mapfile -t cpu1 < <(cpu)
 read -r -a machine1 < <(head -n1 /proc/stat)
+switches1="$(awk '$1 == "ctxt" { print $2 }' /proc/stat)"
 threads "$BENCH_TMP/threads1"
 pgcpu "$BENCH_TMP/pg1"
 after="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
@@ -117,9 +123,10 @@ pg_ticks="$(awk 'NR == FNR { before[$1] = $2; next } ($1 in before) { t += $2 - 
 total=0 idle=0
 for k in 1 2 3 4 5 6 7 8; do total=$((total + machine1[k] - machine0[k])); done
 idle=$((machine1[4] - machine0[4] + machine1[5] - machine0[5]))
-awk -v s="$sgem_ticks" -v p="$pg_ticks" -v n="$((after - before))" -v hz="$hz" -v t="$total" -v i="$idle" 'BEGIN {
-  printf "  CPU per message: sgem-server %.3f ms, PostgreSQL %.3f ms, both %.3f ms; machine busy %.1f %%\n",
-    1000 * s / hz / n, 1000 * p / hz / n, 1000 * (s + p) / hz / n, 100 * (t - i) / t }'
+awk -v s="$sgem_ticks" -v p="$pg_ticks" -v n="$((after - before))" -v hz="$hz" -v t="$total" -v i="$idle" \
+  -v c="$((switches1 - switches0))" 'BEGIN {
+  printf "  CPU per message: sgem-server %.3f ms, PostgreSQL %.3f ms, both %.3f ms; machine busy %.1f %%; %.1f context switches a message\n",
+    1000 * s / hz / n, 1000 * p / hz / n, 1000 * (s + p) / hz / n, 100 * (t - i) / t, c / n }'
 # Each instance's threads by name, summed (a pool's threads share one), busiest first.
 awk -v hz="$hz" 'NR == FNR { before[$1 " " $2] += $3; next } { after[$1 " " $2] += $3 }
   END { for (k in after) { d = (after[k] - before[k]) / hz; if (d >= 0.05) printf "    instance%s %-16s %.2f s\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), d } }' \
