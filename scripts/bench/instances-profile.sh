@@ -10,7 +10,8 @@
 #   - each instance's commit and batch counters (`/metrics`).
 #
 # usage: scripts/bench/instances-profile.sh [COUNT] [PATH_TO_RELEASE_BINARY]
-# Env: BENCH_DURATION (8), BENCH_WARMUP (2), BENCH_SPREAD (COUNT: the wrk processes go to instance k mod SPREAD); BENCH_PERF=FILE also samples the whole machine with perf during the
+# Env: BENCH_DURATION (8), BENCH_WARMUP (2), BENCH_SPREAD (COUNT: the wrk processes go to instance k mod SPREAD),
+# BENCH_SGEM_ARGS (more options for every instance, such as --event-loops=1); BENCH_PERF=FILE also samples the whole machine with perf during the
 # measured part (`perf report -i FILE --sort comm,dso`). Needs wrk, curl and Debian's postgresql package.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -47,7 +48,7 @@ msg_send_lua "$BENCH_TMP/send.lua" "bench message, plain text with a few words"
 
 PORTS=() PIDS=()
 for ((i = 0; i < COUNT; i++)); do
-  bench_start_sgem "instance$i" "" -- --database-url "$url" --secret-key-file "$KEY_FILE" --password-hash-log-n 10
+  bench_start_sgem "instance$i" "" -- --database-url "$url" --secret-key-file "$KEY_FILE" --password-hash-log-n 10 ${BENCH_SGEM_ARGS:-}
   PORTS+=("$SGEM_PORT") PIDS+=("$SGEM_PID")
 done
 base="http://127.0.0.1:${PORTS[0]}"
