@@ -133,16 +133,8 @@ public final class Database {
     public func reserveID(in table: String) throws -> Int64? {
         guard dialect == .postgresql, collectingAfterCommit else { return nil }
         if reservedIDs[table]?.isEmpty ?? true {
-            let sequence: String
-            if let known = sequences[table] {
-                sequence = known
-            } else {
-                guard let found = try connection.query("SELECT pg_get_serial_sequence(?, 'id') AS seq", [.text(table)]).first?.string("seq") else {
-                    throw StoreError(code: .system, message: "\(table) has no identity sequence to reserve ids from")
-                }
-                sequence = found
-                sequences[table] = found
-            }
+            let noSequence = StoreError(code: .system, message: "\(table) has no identity sequence to reserve ids from")
+            guard let sequence = try identitySequence(of: table) else { throw noSequence }
             let block: [Int64]
             do {
                 block = try connection.query("SELECT nextval(CAST(? AS regclass)) AS id FROM generate_series(1, CAST(? AS INTEGER))",
@@ -152,10 +144,18 @@ public final class Database {
                 sequences[table] = nil
                 throw error
             }
-            guard !block.isEmpty else { throw StoreError(code: .system, message: "\(table) has no identity sequence to reserve ids from") }
+            guard !block.isEmpty else { throw noSequence }
             reservedIDs[table] = block[...]
         }
         return reservedIDs[table]?.popFirst()
+    }
+
+    /// The name of `table`'s identity sequence (its column `id`), asked of PostgreSQL once.
+    private func identitySequence(of table: String) throws -> String? {
+        if let known = sequences[table] { return known }
+        let found = try connection.query("SELECT pg_get_serial_sequence(?, 'id') AS seq", [.text(table)]).first?.string("seq")
+        sequences[table] = found
+        return found
     }
 
     /// Runs `sql` and reports through the returned count how many rows it changed. Where the

@@ -73,13 +73,16 @@ extension PostgresConnection {
     /// wait. Throws `PostgresPipelineFailure` when the connection broke.
     func pushPipeline() throws {
         guard !pipeline.isEmpty else { return }
-        guard PQflush(handle) == 0 else {
-            let message = lastErrorMessage
-            let control = pipeline.contains(where: \.control)
-            let sql = pipeline.last?.sql
-            abandonPipeline()
-            throw PostgresPipelineFailure(error: StoreError(code: .connectionLost, message: message, sql: sql), control: control)
-        }
+        guard PQflush(handle) == 0 else { throw lostPipeline(pipeline) }
+    }
+
+    /// The connection broke with `commands` sent: forgets what waits, and returns the failure,
+    /// which names the last of them.
+    private func lostPipeline(_ commands: [PipelineCommand]) -> PostgresPipelineFailure {
+        let message = lastErrorMessage
+        abandonPipeline()
+        return PostgresPipelineFailure(error: StoreError(code: .connectionLost, message: message, sql: commands.last?.sql),
+                                       control: commands.contains(where: \.control))
     }
 
     /// Ends the pipeline with a Sync and reads every result in one round trip. Throws the first
@@ -91,12 +94,7 @@ extension PostgresConnection {
         let commands = pipeline
         pipeline.removeAll(keepingCapacity: true)
         roundTrips += 1
-        guard PQpipelineSync(handle) == 1 else {
-            let message = lastErrorMessage
-            abandonPipeline()
-            throw PostgresPipelineFailure(error: StoreError(code: .connectionLost, message: message, sql: commands.last?.sql),
-                                          control: commands.contains(where: \.control))
-        }
+        guard PQpipelineSync(handle) == 1 else { throw lostPipeline(commands) }
         var failure: PostgresPipelineFailure?
         var kept: OpaquePointer?
         for (index, command) in commands.enumerated() {
