@@ -1,5 +1,6 @@
 import SGEMStore
 import SGEMSupport
+import Synchronization
 
 /// Who may receive a realtime event. Checked again at delivery and at replay against the
 /// reader's rights as they are then; this is only the first filter.
@@ -213,4 +214,69 @@ public protocol EventJournal: Sendable {
     /// commits while the reader is busy come as one element. Each call returns a new stream; it
     /// ends when its task is cancelled.
     func commits() -> AsyncStream<Void>
+    /// The same wake-ups as `commits()`, yielded straight into `continuation` (a worker's own
+    /// wake-up stream, which its timers feed too) with no task of their own in between, until
+    /// the returned registration is cancelled: with several instances every commit of every
+    /// instance wakes each tail, so each hop counts.
+    func wakeOnCommit(_ continuation: AsyncStream<Void>.Continuation) -> CommitWakeups
+}
+
+extension EventJournal {
+    /// Forwards `commits()` into `continuation` through a task of its own.
+    public func wakeOnCommit(_ continuation: AsyncStream<Void>.Continuation) -> CommitWakeups {
+        let commits = commits()
+        let forward = Task { for await _ in commits { continuation.yield() } }
+        return CommitWakeups { forward.cancel() }
+    }
+}
+
+/// Commit wake-ups for a worker that only one instance runs at a time (the push sender, the chat
+/// translator): registered while this instance leads, cancelled while it follows, so that every
+/// ring of every other instance does not wake a worker that has nothing to do.
+public final class CommitWakeupsWhileLeading: Sendable {
+    private let journal: any EventJournal
+    private let wake: AsyncStream<Void>.Continuation
+    private let registration = Mutex<(current: CommitWakeups?, stopped: Bool)>((nil, false))
+
+    public init(journal: any EventJournal, wake: AsyncStream<Void>.Continuation) {
+        self.journal = journal
+        self.wake = wake
+    }
+
+    /// Registers when `leading` and none is, cancels when not and one is; nothing after `stop()`.
+    public func follow(leading: Bool) {
+        let ended = registration.withLock { r -> CommitWakeups? in
+            if leading, !r.stopped {
+                if r.current == nil { r.current = journal.wakeOnCommit(wake) }
+                return nil
+            }
+            defer { r.current = nil }
+            return r.current
+        }
+        ended?.cancel()
+    }
+
+    /// Cancels the registration for good (the worker ends; a leadership poll may still report).
+    public func stop() {
+        registration.withLock { $0.stopped = true }
+        follow(leading: false)
+    }
+
+    /// Whether commits wake the worker now (for tests).
+    public var isRegistered: Bool { registration.withLock { $0.current != nil } }
+}
+
+/// A registration for commit wake-ups (`EventJournal.wakeOnCommit`); `cancel()` ends it, once.
+public final class CommitWakeups: Sendable {
+    private let end: Mutex<(@Sendable () -> Void)?>
+
+    public init(cancel: @escaping @Sendable () -> Void) { end = Mutex(cancel) }
+
+    public func cancel() {
+        let action = end.withLock { current -> (@Sendable () -> Void)? in
+            defer { current = nil }
+            return current
+        }
+        action?()
+    }
 }

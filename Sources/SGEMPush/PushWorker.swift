@@ -96,8 +96,9 @@ final class PushWorker: Sendable {
     func poke() { wakeUp.yield() }
 
     func run() async throws {
-        let commits = journal.commits()
-        let forward = Task { [wakeUp] in for await _ in commits { wakeUp.yield() } }
+        // Commits wake the worker only while it leads: a follower waits for the lead.
+        let commits = CommitWakeupsWhileLeading(journal: journal, wake: wakeUp)
+        commits.follow(leading: leadership.isHeld)
         let ticker = Task { [wakeUp, limits] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: limits.tick)
@@ -105,10 +106,13 @@ final class PushWorker: Sendable {
             }
         }
         let lead = Task { [leadership, limits, wakeUp] in
-            await leadership.maintain(every: limits.leadershipPoll) { leading in if leading { wakeUp.yield() } }
+            await leadership.maintain(every: limits.leadershipPoll) { leading in
+                commits.follow(leading: leading)
+                if leading { wakeUp.yield() }
+            }
         }
         defer {
-            forward.cancel()
+            commits.stop()
             ticker.cancel()
             lead.cancel()
         }

@@ -206,12 +206,10 @@ final class RealtimeHub: LiveStreams, Sendable {
     /// Tails the journal until cancelled.
     func run() async {
         let (wakeups, wake) = (self.wakeups, self.wake)
-        let commits = journal.commits()
+        let commits = journal.wakeOnCommit(wake)
+        defer { commits.cancel() }
         let poll = limits.poll
         let feeders = [
-            Task {
-                for await _ in commits { wake.yield() }
-            },
             Task {
                 while (try? await Task.sleep(for: poll)) != nil { wake.yield() }
             },

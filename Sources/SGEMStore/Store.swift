@@ -220,6 +220,7 @@ struct StoreMetrics: Sendable {
     let writerBusy: Counter
     let writeLockWait: Counter
     let writeLockHeld: Counter
+    let commitWait: Counter
     let doorbellSent: Counter
     let doorbellReceived: Counter
     let doorbellReconnects: Counter
@@ -242,6 +243,8 @@ struct StoreMetrics: Sendable {
                                          help: "Seconds batches waited for the writers' lock other instances share (with the batch's first write).")
         writeLockHeld = registry.counter("sgem_store_write_lock_held_seconds_total",
                                          help: "Seconds committed batches held the writers' lock other instances share, up to their commit.")
+        commitWait = registry.counter("sgem_store_commit_wait_seconds_total",
+                                      help: "Seconds the writer waited for its COMMIT's answer (with the batch's statements still running on the server, and the flush to disk).")
         doorbellSent = registry.counter("sgem_store_doorbell_rings_sent_total",
                                         help: "Doorbell rings sent to the other instances (PostgreSQL NOTIFY); rings given together count once.")
         doorbellReceived = registry.counter("sgem_store_doorbell_rings_received_total",

@@ -257,6 +257,8 @@ struct WriterLoop {
     private func commitRun(_ outcomes: [Outcome], db: Database) throws -> BatchRun {
         do {
             try db.runBatchStatements()
+            let sent = MonotonicClock.nanoseconds()
+            defer { metrics.commitWait.increment(by: Double(MonotonicClock.nanoseconds() - sent) / 1e9) }
             try connection.settleAndCommit()
             return .committed(outcomes)
         } catch let commit as CommitFailure {

@@ -19,6 +19,8 @@ final class StoredEventJournal: EventJournal {
 
     private let store: @Sendable () async throws -> Store
     private let signal = CommitSignal()
+    /// Whether the doorbell's rings are forwarded to `signal` yet (`forwardRings`).
+    private let ringsForwarded = Mutex(false)
     /// The doorbell the tails listen to; nil where no tail runs (the admin verbs).
     private let doorbell: Doorbell?
 
@@ -101,7 +103,31 @@ final class StoredEventJournal: EventJournal {
 
     func didCommit() { signal.fire() }
 
-    func commits() -> AsyncStream<Void> { signal.stream(forwarding: doorbell?.rings()) }
+    func commits() -> AsyncStream<Void> {
+        forwardRings()
+        return signal.stream()
+    }
+
+    func wakeOnCommit(_ continuation: AsyncStream<Void>.Continuation) -> CommitWakeups {
+        forwardRings()
+        let id = signal.add(continuation)
+        return CommitWakeups { [signal] in signal.remove(id) }
+    }
+
+    /// Other instances' rings (and the doorbell listening again) fire the signal: one listener
+    /// for every tail of this instance, started with the first tail, ended when the store closes
+    /// (its doorbell's stream ends then).
+    private func forwardRings() {
+        guard let doorbell else { return }
+        let start = ringsForwarded.withLock { started -> Bool in
+            defer { started = true }
+            return !started
+        }
+        guard start else { return }
+        let rings = doorbell.rings()
+        let signal = self.signal
+        Task { for await _ in rings { signal.fire() } }
+    }
 
     /// Streams waiting for wake-ups (for tests and metrics).
     var listenerCount: Int { signal.count }
@@ -112,21 +138,25 @@ final class StoredEventJournal: EventJournal {
 final class CommitSignal: Sendable {
     private let listeners = Mutex<(next: Int, all: [Int: AsyncStream<Void>.Continuation])>((0, [:]))
 
-    /// A new stream of wake-ups: each `fire()`, and each of `rings` (another instance's commit,
-    /// or the doorbell listening again after missing some), until its task is cancelled.
-    func stream(forwarding rings: AsyncStream<Doorbell.Ring>? = nil) -> AsyncStream<Void> {
+    /// A new stream of wake-ups (each `fire()`) until its task is cancelled.
+    func stream() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = listeners.withLock { state in
+        let id = add(continuation)
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        return stream
+    }
+
+    /// Yields each `fire()` into `continuation` until `remove` is called with the returned id.
+    func add(_ continuation: AsyncStream<Void>.Continuation) -> Int {
+        listeners.withLock { state in
             state.next += 1
             state.all[state.next] = continuation
             return state.next
         }
-        let forward = rings.map { rings in Task { for await _ in rings { continuation.yield() } } }
-        continuation.onTermination = { [weak self] _ in
-            forward?.cancel()
-            _ = self?.listeners.withLock { $0.all.removeValue(forKey: id) }
-        }
-        return stream
+    }
+
+    func remove(_ id: Int) {
+        _ = listeners.withLock { $0.all.removeValue(forKey: id) }
     }
 
     func fire() {

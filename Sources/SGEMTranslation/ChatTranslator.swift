@@ -163,27 +163,32 @@ final class ChatTranslator: ChatTranslations, Sendable {
         // The worker starts where the journal ended when the module booted (before the server
         // took requests), and looks once straight away: a message sent before its thread got
         // going is still translated live, and what lists queued meanwhile is not left waiting.
-        let commits = journal.commits()
+        // Commits wake the worker only while it leads: a follower's own queue wakes it.
+        let commits = CommitWakeupsWhileLeading(journal: journal, wake: wakeUp)
+        commits.follow(leading: leadership.isHeld)
         var cursor = progress.load(ordering: .acquiring)
         var followed = followedTerm.load(ordering: .acquiring)
-        let forward = Task { [wakeUp] in
-            for await _ in commits { wakeUp.yield() }
-        }
         // A follower tries for the lead every poll. The leader looks at every poll too: another
         // instance's ring can be missed (a lost doorbell connection).
         let lead = Task { [leadership, poll, wakeUp] in
-            await leadership.maintain(every: poll) { leading in if leading { wakeUp.yield() } }
+            await leadership.maintain(every: poll) { leading in
+                commits.follow(leading: leading)
+                if leading { wakeUp.yield() }
+            }
         }
         var readersLoaded = ContinuousClock.now
         defer {
-            forward.cancel()
+            commits.stop()
             lead.cancel()
         }
         wakeUp.yield()
         for await _ in wake {
             try Task.checkCancellation()
             while true {
-                await yieldToForeground()
+                // Only a round with work in it gives way to the foreground: a follower with nothing
+                // queued here has nothing to hold back, and waking every few milliseconds while
+                // the writer is busy would cost more than its round.
+                if leadership.isHeld || !queue.withLock({ $0.jobs.isEmpty }) { await yieldToForeground() }
                 var jobs: [Job] = []
                 var more = false
                 if leadership.isHeld {

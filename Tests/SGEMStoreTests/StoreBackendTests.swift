@@ -603,6 +603,28 @@ struct StoreOnPostgresTests {
         await store.close()
     }
 
+    @Test("the commit's wait counts the statements still running on the server when the COMMIT went out")
+    func theCommitWaitCountsStatementsStillRunning() async throws {
+        let database = try TestDatabase(.postgresql)
+        let registry = MetricsRegistry()
+        let store = try Store(location: database.location, logger: Logger(label: "test-store"), metrics: registry)
+        try await store.write { try $0.run(StoreBackendTests.schema) }
+        let wait = { registry.counter("sgem_store_commit_wait_seconds_total", help: "").value() }
+        let busy = { registry.counter("sgem_store_writer_busy_seconds_total", help: "").value() }
+        let (waitBefore, busyBefore) = (wait(), busy())
+        // A statement whose rows nobody reads waits in the pipeline and runs with the COMMIT (the
+        // read before it carries the writers' lock, so nothing settles it sooner).
+        try await store.write { db in
+            _ = try db.fetchOne("SELECT count(*) FROM t")
+            _ = try db.runCounting("SELECT pg_sleep(0.2)")
+            _ = try db.runCounting("INSERT INTO t (n) VALUES (1)")
+        }
+        let waited = wait() - waitBefore
+        #expect(waited >= 0.19, "the COMMIT's answer came after the sleep: \(waited) s")
+        #expect(busy() - busyBefore >= waited, "the wait is part of the writer's busy time")
+        await store.close()
+    }
+
     @Test("the writer's connection is killed: that write fails, the next one reconnects and commits")
     func aLostConnectionFailsItsBatchAndReconnects() async throws {
         let database = try TestDatabase(.postgresql)

@@ -205,6 +205,52 @@ struct EventJournalTests {
         await f.close()
     }
 
+    @Test("wakeOnCommit yields each commit straight into the worker's own stream, coalesced, until cancelled")
+    func wakeOnCommitYieldsIntoTheGivenStream() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self) as? StoredEventJournal)
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let registration = journal.wakeOnCommit(wake)
+        #expect(journal.listenerCount == 1)
+        // A commit of a write that appended an event wakes it; three before it looks come as one.
+        _ = try await f.store.write { db in try journal.append(EventJournalTests.notice(1), in: db) }
+        journal.didCommit(); journal.didCommit()
+        var iterator = wakes.makeAsyncIterator()
+        #expect(await iterator.next() != nil)
+        registration.cancel()
+        registration.cancel()
+        #expect(journal.listenerCount == 0, "cancelled once, however often asked")
+        journal.didCommit()
+        // Nothing was yielded after the cancel: finish the stream, and the next element is its end.
+        wake.finish()
+        #expect(await iterator.next() == nil)
+        await f.close()
+    }
+
+    @Test("a worker that one instance runs: commits wake it while it leads, not while it follows, never after it stopped")
+    func commitWakeupsOnlyWhileLeading() async throws {
+        let f = try await SystemFixture()
+        let journal = try #require(f.context.services.resolve((any EventJournal).self) as? StoredEventJournal)
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let commits = CommitWakeupsWhileLeading(journal: journal, wake: wake)
+        commits.follow(leading: false)
+        #expect(!commits.isRegistered && journal.listenerCount == 0)
+        commits.follow(leading: true)
+        commits.follow(leading: true)
+        #expect(commits.isRegistered && journal.listenerCount == 1, "one registration, however many polls")
+        journal.didCommit()
+        var iterator = wakes.makeAsyncIterator()
+        #expect(await iterator.next() != nil)
+        commits.follow(leading: false)
+        #expect(!commits.isRegistered && journal.listenerCount == 0, "a follower hears no commits")
+        commits.follow(leading: true)
+        #expect(journal.listenerCount == 1, "taking the lead again listens again")
+        commits.stop()
+        commits.follow(leading: true)
+        #expect(!commits.isRegistered && journal.listenerCount == 0, "a poll after the worker stopped registers nothing")
+        await f.close()
+    }
+
     @Test("the admin verbs get a journal too, on the store they open")
     func journalForCommands() async throws {
         let f = try await SystemFixture()

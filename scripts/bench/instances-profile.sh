@@ -34,6 +34,8 @@ pg_ctl="$(dirname "$PSQL")/pg_ctl"
 if [ "$(id -u)" -eq 0 ]; then runuser -u "$(stat -c %U "$pg_dir/data")" -- "$pg_ctl" -D "$pg_dir/data" -w restart >/dev/null
 else "$pg_ctl" -D "$pg_dir/data" -w restart >/dev/null; fi
 PG_POSTMASTER="$(head -n1 "$pg_dir/data/postmaster.pid")"
+# Time spent writing and flushing WAL (pg_stat_wal's *_time columns stay 0 without it).
+"$PSQL" "$PG_URL" -qc "ALTER SYSTEM SET track_wal_io_timing = on" -c "SELECT pg_reload_conf()" >/dev/null
 
 KEY_FILE="$BENCH_TMP/secret.key"
 cli=(--data-dir "$BENCH_TMP/cli" --secret-key-file "$KEY_FILE" --log-level warning)
@@ -91,6 +93,7 @@ send warm "${BENCH_WARMUP:-2}"
 # What autovacuum would do within a minute, done before the measured part (see instances.sh).
 pg_value "$url" "VACUUM ANALYZE" >/dev/null
 pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
+wal0="$(pg_value "$url" "SELECT wal_bytes || ' ' || wal_sync || ' ' || wal_sync_time || ' ' || wal_write_time FROM pg_stat_wal")"
 before="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
 mapfile -t cpu0 < <(cpu)
 read -r -a machine0 < <(head -n1 /proc/stat)
@@ -110,6 +113,7 @@ switches1="$(awk '$1 == "ctxt" { print $2 }' /proc/stat)"
 threads "$BENCH_TMP/threads1"
 pgcpu "$BENCH_TMP/pg1"
 after="$(pg_value "$url" "SELECT count(*) FROM messaging_messages")"
+wal1="$(pg_value "$url" "SELECT wal_bytes || ' ' || wal_sync || ' ' || wal_sync_time || ' ' || wal_write_time FROM pg_stat_wal")"
 hz="$(getconf CLK_TCK)"
 
 echo "$COUNT instance(s), $DURATION s: $((after - before)) messages stored, $(((after - before) / DURATION))/s"
@@ -128,6 +132,14 @@ awk -v s="$sgem_ticks" -v p="$pg_ticks" -v n="$((after - before))" -v hz="$hz" -
   -v c="$((switches1 - switches0))" 'BEGIN {
   printf "  CPU per message: sgem-server %.3f ms, PostgreSQL %.3f ms, both %.3f ms; machine busy %.1f %%; %.1f context switches a message\n",
     1000 * s / hz / n, 1000 * p / hz / n, 1000 * (s + p) / hz / n, 100 * (t - i) / t, c / n }'
+# The WAL: bytes a message, and the flushes to disk (each commit waits for one, under the
+# writers' lock): how many, and how long one took.
+read -r -a w0 <<<"$wal0"
+read -r -a w1 <<<"$wal1"
+awk -v b="$((${w1[0]} - ${w0[0]}))" -v s="$((${w1[1]} - ${w0[1]}))" -v st0="${w0[2]}" -v st1="${w1[2]}" -v wt0="${w0[3]}" -v wt1="${w1[3]}" \
+  -v n="$((after - before))" -v d="$DURATION" 'BEGIN {
+  printf "  WAL: %.0f bytes a message; %d flushes (%.0f a second), %.3f ms each; writes %.3f ms a flush\n",
+    b / n, s, s / d, s ? (st1 - st0) / s : 0, s ? (wt1 - wt0) / s : 0 }'
 # Each instance's threads by name, summed (a pool's threads share one), busiest first.
 awk -v hz="$hz" 'NR == FNR { before[$1 " " $2] += $3; next } { after[$1 " " $2] += $3 }
   END { for (k in after) { d = (after[k] - before[k]) / hz; if (d >= 0.05) printf "    instance%s %-16s %.2f s\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), d } }' \
@@ -149,5 +161,5 @@ echo
 for i in "${!PORTS[@]}"; do
   echo "instance$i:"
   curl -fsS --max-time 10 -H "Authorization: Bearer $token" "http://127.0.0.1:${PORTS[$i]}/metrics" |
-    grep -E '^sgem_store_(commits_total|commit_batch_size_(sum|count)|batch_joined_total|batches_rerun_total|write_lock_(wait|held)_seconds_total|writer_busy_seconds_total)' | sed 's/^/  /' || true
+    grep -E '^sgem_store_(commits_total|commit_batch_size_(sum|count)|batch_joined_total|batches_rerun_total|write_lock_(wait|held)_seconds_total|commit_wait_seconds_total|writer_busy_seconds_total)' | sed 's/^/  /' || true
 done
