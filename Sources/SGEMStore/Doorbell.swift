@@ -49,6 +49,12 @@ public final class Doorbell: Sendable {
         return listener.rings()
     }
 
+    /// Calls `handler` with each of the other instances' rings and each `.listening` (at once when
+    /// the doorbell already listens), on the doorbell's own thread, until the store closes: for a
+    /// listener that only needs to be woken, with no task between the ring and it. Keep it short;
+    /// it must not block. Nothing on SQLite.
+    public func onRing(_ handler: @escaping @Sendable (Ring) -> Void) { listener?.onRing(handler) }
+
     /// The server process of the listening connection; nil while it does not listen (tests end
     /// it with `pg_terminate_backend`).
     var listenerPID: Int32? { listener?.listeningPID }

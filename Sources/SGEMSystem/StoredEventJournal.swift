@@ -114,9 +114,9 @@ final class StoredEventJournal: EventJournal {
         return CommitWakeups { [signal] in signal.remove(id) }
     }
 
-    /// Other instances' rings (and the doorbell listening again) fire the signal: one listener
-    /// for every tail of this instance, started with the first tail, ended when the store closes
-    /// (its doorbell's stream ends then).
+    /// Other instances' rings (and the doorbell listening again) fire the signal, from the
+    /// doorbell's thread: one handler for every tail of this instance, registered with the first
+    /// tail, until the store closes.
     private func forwardRings() {
         guard let doorbell else { return }
         let start = ringsForwarded.withLock { started -> Bool in
@@ -124,9 +124,8 @@ final class StoredEventJournal: EventJournal {
             return !started
         }
         guard start else { return }
-        let rings = doorbell.rings()
         let signal = self.signal
-        Task { for await _ in rings { signal.fire() } }
+        doorbell.onRing { _ in signal.fire() }
     }
 
     /// Streams waiting for wake-ups (for tests and metrics).

@@ -50,6 +50,21 @@ struct DoorbellOnPostgresTests {
         }
     }
 
+    @Test("a handler hears the other store's rings and the doorbell listening, on the doorbell's thread, and never its own")
+    func handlersHearRings() async throws {
+        try await withTwoInstances { first, second in
+            let heard = Mutex<[Doorbell.Ring]>([])
+            second.bell.onRing { ring in heard.withLock { $0.append(ring) } }
+            // Registered on a doorbell that already listens: told so at once.
+            #expect(heard.withLock { $0 } == [.listening])
+            first.bell.ring(payload: "51")
+            #expect(await eventually { heard.withLock { $0.contains(.rang(payload: "51")) } })
+            second.bell.ring(payload: "52")
+            #expect(await first.heard.waitFor(.rang(payload: "52")))
+            #expect(heard.withLock { $0 } == [.listening, .rang(payload: "51")])
+        }
+    }
+
     @Test("a write rings after its commit from a store that never listened (a command-line verb), and closing sends it; never for a write rolled back")
     func writesRingAfterCommitFromAnyStore() async throws {
         let database = try TestDatabase(.postgresql)

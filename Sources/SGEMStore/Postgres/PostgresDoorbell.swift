@@ -36,6 +36,8 @@ final class PostgresDoorbell: Sendable {
         /// The eventfd was written and the thread has not taken `pending` since.
         var woken = false
         var listeners: [Int: AsyncStream<Doorbell.Ring>.Continuation] = [:]
+        /// Called on this thread with each ring (`onRing`).
+        var handlers: [@Sendable (Doorbell.Ring) -> Void] = []
         var nextListener = 0
         /// The listening connection's server process; nil while not listening.
         var listeningPID: Int32?
@@ -93,6 +95,18 @@ final class PostgresDoorbell: Sendable {
         return stream
     }
 
+    func onRing(_ handler: @escaping @Sendable (Doorbell.Ring) -> Void) {
+        let registered = state.withLock { s -> (start: Bool, listening: Bool)? in
+            guard !s.stopping else { return nil }
+            s.handlers.append(handler)
+            defer { s.started = true }
+            return (!s.started, s.listeningPID != nil)
+        }
+        guard let registered else { return }
+        if registered.listening { handler(.listening) }
+        if registered.start { launch() }
+    }
+
     func requestStop() {
         let (wake, ended) = state.withLock { s -> (Bool, [AsyncStream<Doorbell.Ring>.Continuation]) in
             guard !s.stopping else { return (false, []) }
@@ -138,7 +152,7 @@ final class PostgresDoorbell: Sendable {
         let (waiters, listeners) = state.withLock { s in
             s.exited = true
             s.listeningPID = nil
-            defer { s.exitWaiters.removeAll(); s.listeners.removeAll() }
+            defer { s.exitWaiters.removeAll(); s.listeners.removeAll(); s.handlers.removeAll() }
             return (s.exitWaiters, Array(s.listeners.values))
         }
         for listener in listeners { listener.finish() }
@@ -261,10 +275,11 @@ final class PostgresDoorbell: Sendable {
 
     /// Yields `ring` to every listener (outside the lock); `pid` marks the doorbell listening.
     private func broadcast(_ ring: Doorbell.Ring, pid: Int32? = nil) {
-        let listeners = state.withLock { s in
+        let (listeners, handlers) = state.withLock { s in
             if let pid { s.listeningPID = pid }
-            return Array(s.listeners.values)
+            return (Array(s.listeners.values), s.handlers)
         }
         for listener in listeners { listener.yield(ring) }
+        for handler in handlers { handler(ring) }
     }
 }
