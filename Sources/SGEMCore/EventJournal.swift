@@ -266,6 +266,26 @@ public final class CommitWakeupsWhileLeading: Sendable {
     public var isRegistered: Bool { registration.withLock { $0.current != nil } }
 }
 
+/// The shortest time between two looks of a journal reader whose work can wait a little (the push
+/// sender, the chat translator): with several instances every batch of every instance rings,
+/// and the commits that come meanwhile are looked at together, in one read.
+public struct LookSpacing: Sendable {
+    public let interval: Duration
+    private var last: ContinuousClock.Instant?
+
+    public init(_ interval: Duration) { self.interval = interval }
+
+    /// Returns once `interval` has passed since the previous look (at once for the first), and
+    /// counts this one from then. Throws `CancellationError` when the task is cancelled meanwhile.
+    public mutating func wait() async throws {
+        if let last {
+            let due = last + interval
+            if ContinuousClock.now < due { try await Task.sleep(until: due, clock: .continuous) }
+        }
+        last = ContinuousClock.now
+    }
+}
+
 /// A registration for commit wake-ups (`EventJournal.wakeOnCommit`); `cancel()` ends it, once.
 public final class CommitWakeups: Sendable {
     private let end: Mutex<(@Sendable () -> Void)?>

@@ -50,6 +50,10 @@ final class PushWorker: Sendable {
         var tick: Duration = .milliseconds(500)
         /// How often an instance that does not push tries to take over.
         var leadershipPoll = Leadership.defaultPoll
+        /// The shortest time between two looks at the journal: commits that come meanwhile (with
+        /// several instances, every batch of each rings) are fanned out together. A push reaches
+        /// a phone through its push service, which takes far longer.
+        var lookSpacing: Duration = .milliseconds(50)
     }
 
     /// The last journal event fanned out, and pushes answered 2xx (tests, metrics).
@@ -117,11 +121,13 @@ final class PushWorker: Sendable {
             lead.cancel()
         }
         var followed = followedTerm.load(ordering: .acquiring)
+        var spacing = LookSpacing(limits.lookSpacing)
         wakeUp.yield()
         for await _ in wake {
             try Task.checkCancellation()
             // Another instance pushes; this one waits for its turn.
             guard leadership.isHeld else { continue }
+            try await spacing.wait()
             let term = leadership.term
             if term != followed {
                 // Taken over: on from where the last leader's cursor stands.

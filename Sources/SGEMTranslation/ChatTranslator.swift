@@ -177,6 +177,9 @@ final class ChatTranslator: ChatTranslations, Sendable {
             }
         }
         var readersLoaded = ContinuousClock.now
+        // Commits closer together than this are looked at together: live translation waits on a
+        // provider's answer, which takes far longer.
+        var spacing = LookSpacing(ChatTranslator.lookSpacing)
         defer {
             commits.stop()
             lead.cancel()
@@ -192,6 +195,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 var jobs: [Job] = []
                 var more = false
                 if leadership.isHeld {
+                    try await spacing.wait()
                     // Taken over: the journal is followed from where it ends now; what the last
                     // leader had not reached is queued by the lists that find it untranslated.
                     let term = leadership.term
@@ -246,6 +250,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
     }
 
     static let chatsReadLimit = 200
+    /// The shortest time between two reads of the journal (`LookSpacing`).
+    static let lookSpacing: Duration = .milliseconds(50)
 
     /// Messages handled in one round: one read of the cache and one write for all of them.
     static let batch = 4

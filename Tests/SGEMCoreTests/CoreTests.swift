@@ -307,3 +307,22 @@ enum Flag: ContextKey { typealias Value = Int }
         #expect(journalLookMayHaveMore(after: after, scannedTo: scannedTo, limit: limit) == more)
     }
 }
+
+@Suite struct LookSpacingTests {
+    @Test("the first look is at once; the next waits until the interval has passed since it; a wait cancelled meanwhile throws")
+    func spacesLooks() async throws {
+        var spacing = LookSpacing(.milliseconds(120))
+        let clock = ContinuousClock()
+        try await spacing.wait()
+        let first = clock.now
+        try await spacing.wait()
+        #expect(clock.now - first >= .milliseconds(120), "the second look came \(clock.now - first) after the first")
+        // The next one is due 120 ms after that: cancelled before, it throws rather than look.
+        let waiting = Task { [spacing] in
+            var copy = spacing
+            try await copy.wait()
+        }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+}
