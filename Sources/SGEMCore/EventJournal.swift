@@ -100,7 +100,7 @@ extension EventJournal {
 /// events behind. Ids only grow and are never reused, so a span of ids narrower than `limit`
 /// held fewer than `limit` events: the look reached the journal's end as it stood then, and a
 /// reader can wait for its next wake-up instead of looking again to find nothing. Events
-/// committed after the look wake the reader again (`EventJournal.commits()`).
+/// committed after the look wake the reader again (`EventJournal.wakeOnCommit`).
 public func journalLookMayHaveMore(after: Int64, scannedTo: Int64, limit: Int) -> Bool {
     scannedTo - after >= Int64(limit)
 }
@@ -168,8 +168,8 @@ public struct RecordedEvent: Sendable, Equatable {
 /// by the system module; the realtime hub tails it.
 ///
 /// The tail's seam: `append` asks the store to wake the tail once the write has committed
-/// (`Database.afterCommit`); the tail waits on `commits()` and then reads `events(after:limit:)`
-/// from the last id it delivered. `didCommit()` wakes it by hand (a commit the journal did not
+/// (`Database.afterCommit`); the tail waits for a wake-up (`wakeOnCommit`, or `commits()`) and
+/// then reads `events(after:limit:)` from the last id it delivered. `didCommit()` wakes it by hand (a commit the journal did not
 /// see). On PostgreSQL, another instance's commits wake it too (the store's doorbell), and so does
 /// the doorbell listening again after a lost connection. Another process's commit that rang no
 /// doorbell (a command-line verb) is seen at the tail's next periodic look, never lost: the table
