@@ -60,11 +60,12 @@ public struct SystemModule: Module {
         let store = context.store
         context.metrics.gauge("sgem_store_database_bytes", help: "Size of the database file, WAL excluded.")
             .sample { Double(fileSize(store.path)) }
-        let settings = StoredRuntimeSettings(openStore: { store }, declared: context.declaredRuntimeSettings, secrets: context.secrets)
+        let journal = StoredEventJournal(store: { store }, doorbell: store.doorbell(channel: StoredEventJournal.channel))
+        let settings = StoredRuntimeSettings(openStore: { store }, declared: context.declaredRuntimeSettings, secrets: context.secrets,
+                                             journal: journal)
         try await SystemModule.sealSecrets(settings, logger: context.logger)
         context.services.register((any RuntimeSettings).self, settings)
-        context.services.register((any EventJournal).self,
-                                  StoredEventJournal(store: { store }, doorbell: store.doorbell(channel: StoredEventJournal.channel)))
+        context.services.register((any EventJournal).self, journal)
         // One outbound HTTP client for every module (translation providers, feeds): its own
         // threads, bounded connections per origin, never the event loops, one outbound policy.
         var outbound = OutboundSettings.client(context.configuration)
@@ -91,10 +92,11 @@ public struct SystemModule: Module {
 
     public func registerCommands(_ commands: inout CommandRegistry, context: CommandModuleContext) {
         // Verbs that record a change record its event in the same journal the server uses.
-        context.services.register((any EventJournal).self, StoredEventJournal(store: context.openStore))
+        let journal = StoredEventJournal(store: context.openStore)
+        context.services.register((any EventJournal).self, journal)
         context.services.register((any RuntimeSettings).self,
                                   StoredRuntimeSettings(openStore: context.openStore, declared: context.declaredRuntimeSettings,
-                                                        secrets: context.secrets))
+                                                        secrets: context.secrets, journal: journal))
         let version = self.version
         commands.register(Command("status", summary: "show the database, its migrations and the server's version",
                                   options: [.flag("json", "print JSON")]) { args, ctx in

@@ -82,12 +82,16 @@ struct SystemRepository: Sendable {
 
 /// `RuntimeSettings` over `system_runtime_settings`: read from the store each time (admins and
 /// the CLI may change a value while the server runs), checked against the modules' declarations.
-/// Secrets are stored sealed by `secrets`, bound to their key.
+/// Secrets are stored sealed by `secrets`, bound to their key. Each change records a
+/// `RuntimeSettingChange` event in its own transaction, so every instance can drop what it keeps
+/// of the setting, wherever the change was made.
 struct StoredRuntimeSettings: RuntimeSettings {
     /// The store, opened on first use by the command line.
     let openStore: @Sendable () async throws -> Store
     let declared: [RuntimeSetting]
     let secrets: Secrets
+    /// Where changes are recorded for the other instances.
+    let journal: any EventJournal
 
     private var repository: SystemRepository {
         get async throws { SystemRepository(store: try await openStore()) }
@@ -126,13 +130,18 @@ struct StoredRuntimeSettings: RuntimeSettings {
     func set(_ key: String, to value: String?, in db: Database) throws {
         let setting = try validate(key, value)
         try SystemRepository.setRuntimeValue(key, try stored(value, of: setting), in: db)
+        try journal.record(RuntimeSettingChange.event(key: key), in: db)
     }
 
     func set(_ key: String, to value: String?) async throws {
         // Checked and sealed before queueing, so a refused value never reaches the writer.
         let setting = try validate(key, value)
         let stored = try stored(value, of: setting)
-        try await repository.store.write { db in try SystemRepository.setRuntimeValue(key, stored, in: db) }
+        let journal = self.journal
+        try await repository.store.write { db in
+            try SystemRepository.setRuntimeValue(key, stored, in: db)
+            try journal.record(RuntimeSettingChange.event(key: key), in: db)
+        }
     }
 
     func views() async throws -> [RuntimeSettingView] {

@@ -41,6 +41,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
     /// The leadership's term `progress` belongs to: a later term follows the journal from where
     /// it ends when it begins.
     private let followedTerm = Atomic<Int>(0)
+    /// Where the journal ended when `readers` was loaded: the watch starts there.
+    private let watchFrom = Atomic<Int64>(0)
     /// chat → its readers in translation mode who are members now (see `memberReaders`).
     private let memberReaders = Mutex<[Int64: Set<Int64>]>([:])
     /// The worker's use of the store since it last paced itself (see `pace`).
@@ -79,11 +81,15 @@ final class ChatTranslator: ChatTranslations, Sendable {
     }
 
     /// Loads who reads which chat translated, and notes where the journal ends: the worker
-    /// starts from there if this instance leads now (the first to boot does).
+    /// starts from there if this instance leads now (the first to boot does), and so does the
+    /// watch that keeps this instance's copy of the readers' choices and of the provider settings
+    /// current (`watch`).
     func load() async throws {
         await leadership.refresh()
         followedTerm.store(leadership.term, ordering: .releasing)
-        progress.store(try await journal.lastEventID(), ordering: .releasing)
+        let end = try await journal.lastEventID()
+        progress.store(end, ordering: .releasing)
+        watchFrom.store(end, ordering: .releasing)
         try await loadReaders()
     }
 
@@ -104,10 +110,21 @@ final class ChatTranslator: ChatTranslations, Sendable {
         readers.withLock { $0[chatID]?[reader] }
     }
 
-    /// Turns translation for `chatID` on (into `target`) or off for `reader`.
+    /// Turns translation for `chatID` on (into `target`) or off for `reader`. The choice and its
+    /// `ReadingChange` event commit together: this instance knows it at once, the others when
+    /// their watch reads the event.
     func set(chat chatID: Int64, reader: Int64, target: String?) async throws {
         let now = Timestamp.now()
-        try await store.write { db in try TranslationRepository.setReader(chat: chatID, user: reader, target: target, at: now, in: db) }
+        let journal = self.journal
+        try await store.write { db in
+            try TranslationRepository.setReader(chat: chatID, user: reader, target: target, at: now, in: db)
+            try journal.record(ReadingChange.event(chat: chatID, reader: reader, target: target), in: db)
+        }
+        remember(chat: chatID, reader: reader, target: target)
+    }
+
+    /// Changes this instance's copy of `reader`'s choice for `chatID`.
+    private func remember(chat chatID: Int64, reader: Int64, target: String?) {
         readers.withLock { map in
             if let target { map[chatID, default: [:]][reader] = target } else {
                 map[chatID]?.removeValue(forKey: reader)
@@ -115,6 +132,30 @@ final class ChatTranslator: ChatTranslations, Sendable {
             }
         }
         memberReaders.withLock { _ = $0.removeValue(forKey: chatID) }
+    }
+
+    // MARK: The watch (every instance)
+
+    /// The types `watch` follows.
+    static let watched: Set<String> = [ReadingChange.type, RuntimeSettingChange.type]
+
+    /// Keeps this instance's copies current, on every instance, leading or not: a reader's choice
+    /// made on any instance, and a provider setting changed on any instance or by the command
+    /// line (`JournalWatch`). Runs until cancelled.
+    func watch(_ watch: JournalWatch) async {
+        await watch.run(from: watchFrom.load(ordering: .acquiring)) { recorded in self.apply(recorded) }
+    }
+
+    /// Acts on one watched event: a reader's choice is copied, a changed translation setting
+    /// drops the desk's copy of the provider settings.
+    func apply(_ recorded: RecordedEvent) {
+        let event = recorded.event
+        if let key = RuntimeSettingChange.key(of: event) {
+            if key.hasPrefix("translation.") { desk.settingsChanged() }
+            return
+        }
+        guard let change = ReadingChange(event) else { return }
+        remember(chat: change.chat, reader: change.reader, target: change.target)
     }
 
     // MARK: ChatTranslations (messaging's lists)
@@ -176,7 +217,6 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 if leading { wakeUp.yield() }
             }
         }
-        var readersLoaded = ContinuousClock.now
         // Commits closer together than this are looked at together: live translation waits on a
         // provider's answer, which takes far longer.
         var spacing = LookSpacing(ChatTranslator.lookSpacing)
@@ -202,12 +242,6 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     if term != followed {
                         cursor = try await journal.lastEventID()
                         followed = term
-                    }
-                    // Readers turn translation on and off on any instance: the leader reads
-                    // their choices again every poll.
-                    if store.isShared, ContinuousClock.now - readersLoaded >= poll {
-                        try await loadReaders()
-                        readersLoaded = ContinuousClock.now
                     }
                     // Only what concerns the worker is read and decoded (here, on the worker's
                     // thread): messages and membership changes in the chats someone reads
@@ -433,6 +467,42 @@ final class ChatTranslator: ChatTranslations, Sendable {
 }
 
 /// The worker as a module service.
+/// The journal event a reader's choice records, in the same transaction, for the instances
+/// themselves (`.hubs`, never a client): data `{"chatId", "userId", "target"}`, target null when
+/// translation is turned off. Every instance's `ChatTranslator.watch` copies it.
+struct ReadingChange: Equatable {
+    static let type = "translation.reading_changed"
+    let chat: Int64
+    let reader: Int64
+    let target: String?
+
+    static func event(chat: Int64, reader: Int64, target: String?) -> RealtimeEvent {
+        RealtimeEvent(type: type, audience: .hubs, data: ["chatId": .number(Double(chat)), "userId": .number(Double(reader)),
+                                                          "target": target.map(JSONValue.string) ?? .null])
+    }
+
+    init(chat: Int64, reader: Int64, target: String?) {
+        self.chat = chat
+        self.reader = reader
+        self.target = target
+    }
+
+    /// The change `event` records; nil for any other event.
+    init?(_ event: RealtimeEvent) {
+        guard event.type == ReadingChange.type, event.audience == .hubs, let chat = event.data["chatId"]?.numberValue,
+              let reader = event.data["userId"]?.numberValue else { return nil }
+        self.init(chat: Int64(chat), reader: Int64(reader), target: event.data["target"]?.stringValue)
+    }
+}
+
+/// `ChatTranslator.watch` on every instance: what another instance or the command line changed.
+struct TranslationWatchService: ModuleService {
+    let translator: ChatTranslator
+    let watch: JournalWatch
+    var name: String { "translation.watch" }
+    func run() async throws { await translator.watch(watch) }
+}
+
 struct ChatTranslationService: ModuleService {
     let translator: ChatTranslator
     let executor: BackgroundExecutor

@@ -32,9 +32,11 @@ final class TranslationDesk: Sendable {
     let metrics: TranslationMetrics
     /// Calls under way, by cache key: a second caller for the same text waits for the first.
     private let inflight = Mutex<[CacheKey: Task<Outcome, any Error>]>([:])
-    /// The provider configuration, read from the store at most once a second (the command line
-    /// may change it from another process); dropped at once when the API changes it.
-    private let configured = Mutex<(settings: ProviderSettings, at: UInt64)?>(nil)
+    /// The provider configuration as last read from the store, kept until a change drops it:
+    /// this desk's own (`update`), or any instance's or the command line's, which the journal
+    /// brings (`ChatTranslator.watch`). `generation` counts the drops, so that a read begun
+    /// before one never keeps what it read.
+    private let configured = Mutex<(settings: ProviderSettings?, generation: Int)>((nil, 0))
     /// The languages of the configured provider, asked once an hour.
     private let languageList = Mutex<(settings: ProviderSettings, at: UInt64, list: [TranslationLanguage])?>(nil)
 
@@ -57,20 +59,23 @@ final class TranslationDesk: Sendable {
 
     /// The provider settings as stored now.
     func providerSettings() async throws -> ProviderSettings {
-        let now = MonotonicClock.nanoseconds()
-        if let c = configured.withLock({ $0 }), now - c.at < 1_000_000_000 { return c.settings }
+        let (kept, generation) = configured.withLock { ($0.settings, $0.generation) }
+        if let kept { return kept }
         let provider = try await settings.value(TranslationDesk.providerKey) ?? "none"
         let url = try await settings.value(TranslationDesk.urlKey) ?? ""
         let key = try await settings.value(TranslationDesk.apiKeyKey)
         let timeout = Int(try await settings.value(TranslationDesk.timeoutKey) ?? "") ?? 10_000
         let value = ProviderSettings(provider: provider, url: url, apiKey: key, timeout: .milliseconds(timeout))
-        configured.withLock { $0 = (value, now) }
+        configured.withLock { if $0.generation == generation { $0.settings = value } }
         return value
     }
 
-    /// Forgets the remembered configuration (the API just changed it).
+    /// Forgets the remembered configuration (a translation setting changed).
     func settingsChanged() {
-        configured.withLock { $0 = nil }
+        configured.withLock {
+            $0.settings = nil
+            $0.generation += 1
+        }
         languageList.withLock { $0 = nil }
     }
 

@@ -127,6 +127,8 @@ struct TranslationRuntime: ModuleRuntime {
         let (store, bound) = (desk.store, cacheBytes)
         return [
             ChatTranslationService(translator: chats, executor: executor),
+            TranslationWatchService(translator: chats, watch: JournalWatch(journal: chats.journal, types: ChatTranslator.watched,
+                                                                          logger: logger)),
             PeriodicJob(name: "translation.cache", every: TranslationRuntime.evictionInterval, logger: logger, rounds: rounds) {
                 _ = try await TranslationRuntime.evict(store, bound: bound)
             },

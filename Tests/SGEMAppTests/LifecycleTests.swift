@@ -13,7 +13,7 @@ import Testing
             "port": "0", "host": "127.0.0.1", "data-dir": dir.path, "log-level": "warning", "password-hash-log-n": "10",
         ].merging(dir.storageSettings) { _, new in new }))
         #expect(running.serviceNames == ["company.feeds", "accounts.expiry", "realtime.hub", "realtime.retention", "translation.chats",
-                                         "translation.cache", "push.worker"])
+                                         "translation.watch", "translation.cache", "push.worker"])
         #expect(running.context.runtimeSettings != nil, "the runtime settings service is published at boot")
         let metrics = try httpRequest(port: running.port, path: "/metrics")
         #expect(metrics.status == 200, "loopback reads the metrics")

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import SGEMCore
 import SGEMShell
@@ -325,5 +326,37 @@ struct EventAudienceMigrationTests {
         #expect(next.first == ids.last! + 1)
         #expect(try await journal.events(after: ids.last!, limit: 10).map(\.event.audience) == audiences)
         await store.close()
+    }
+
+    @Test("a journal watch hands over the watched events for the instances, in order and once; a setting's change is one; another process's come by its poll",
+          arguments: TestBackend.available)
+    func journalWatch(_ backend: TestBackend) async throws {
+        let f = try await SystemFixture(backend: backend)
+        let journal = try #require(f.context.services.resolve((any EventJournal).self))
+        try await f.store.write { db in try journal.record(RuntimeSettingChange.event(key: "before.start"), in: db) }
+        let start = try await journal.lastEventID()
+        let seen = Mutex<[String]>([])
+        let watch = JournalWatch(journal: journal, types: [RuntimeSettingChange.type, "test.changed"], spacing: .milliseconds(10),
+                                 poll: .milliseconds(100), logger: Logger(label: "test"))
+        let task = Task { await watch.run(from: start) { recorded in seen.withLock { $0.append(recorded.event.data["key"]?.stringValue ?? "?") } } }
+        defer { task.cancel() }
+        try await f.store.write { db in
+            try journal.record(RuntimeSettingChange.event(key: "one"), in: db)
+            // Not for the instances, or not a watched type: not handed over.
+            try journal.record(RealtimeEvent(type: RuntimeSettingChange.type, audience: .everyone, data: ["key": "to everyone"]), in: db)
+            try journal.record(RealtimeEvent(type: "test.other", audience: .hubs, data: ["key": "other type"]), in: db)
+            try journal.record(RealtimeEvent(type: "test.changed", audience: .hubs, data: ["key": "two"]), in: db)
+        }
+        // The runtime settings record their own change (the key, never the value).
+        try await f.settings.set("translation.provider", to: "deepl")
+        #expect(await eventually(10) { seen.withLock { $0 } == ["one", "two", "translation.provider"] }, "\(seen.withLock { $0 })")
+        let recorded = try await journal.events(after: start, limit: 100).map(\.event)
+        #expect(!recorded.contains { $0.data.serialized().contains("deepl") }, "the value stays out of the journal")
+        // Another process's journal over the same database: its commits wake nothing here.
+        let other = StoredEventJournal(store: { f.store })
+        try await f.store.write { db in try other.record(RuntimeSettingChange.event(key: "three"), in: db) }
+        #expect(await eventually(10) { seen.withLock { $0 } == ["one", "two", "translation.provider", "three"] }, "\(seen.withLock { $0 })")
+        task.cancel()
+        await f.close()
     }
 }

@@ -85,7 +85,8 @@ import SGEMTestSupport
         let f = try await SystemFixture()
         try await f.settings.set(Self.key, to: "k-123:fx")
         let replaced = StoredRuntimeSettings(openStore: { f.store }, declared: SystemFixture.declared,
-                                             secrets: Secrets(keyFile: f.dir.path + "/another.key"))
+                                             secrets: Secrets(keyFile: f.dir.path + "/another.key"),
+                                             journal: StoredEventJournal(store: { f.store }))
         #expect(try await replaced.value(Self.key) == nil)
         #expect(try await replaced.views().last == RuntimeSettingView(key: Self.key, secret: true, value: nil, isSet: false, needsReentry: true))
         #expect(try await replaced.secretsToReenter() == [Self.key])

@@ -248,4 +248,40 @@ struct ChatTranslationTests {
             #expect(stub.requestCount == 3)
         }
     }
+
+    @Test("a reader's choice and the provider settings changed on one instance reach another through the journal")
+    func acrossInstances() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        try await Office.with(["ana"]) { o in
+            try await use(stub, in: o)
+            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+            let chat = try await group(o, ["boss", "ana"])
+            let (second, secondDir) = try await o.secondInstance()
+            defer { Task { await second.stop(); secondDir.cleanup() } }
+            func onSecond(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> WireResponse {
+                try await httpCall(port: second.port, method, "/api/v1" + path, token: o["ana"].token, json: body)
+            }
+            // The second instance loaded nobody's choice at boot; ana's, made on the first, reaches it.
+            #expect(try await onSecond("GET", "/chats/\(chat)/translation").json()["enabled"] == false)
+            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            #expect(await eventually(10) { (try? await onSecond("GET", "/chats/\(chat)/translation").json()["enabled"]) == true })
+            // A message sent on the first: the second's list carries its translation.
+            try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "Good morning"])
+            #expect(await eventually(10) {
+                let page = try? await onSecond("GET", "/chats/\(chat)/messages").json()
+                return page?["items"]?.arrayValue?.last?["translation"]?["text"] == "[es] Good morning"
+            })
+            // Turned off on the second: the first stops translating for ana.
+            #expect(try await onSecond("PUT", "/chats/\(chat)/translation", ["enabled": false]).status == 204)
+            #expect(await eventually(10) { (try? await o.expect(200, "GET", "/chats/\(chat)/translation", as: "ana"))?["enabled"] == false })
+            // The provider switched off on the first: the second, which has used it, refuses once the change reaches it.
+            #expect(try await onSecond("POST", "/translate", ["text": "Hello there", "target": "es"]).status == 200)
+            try await o.expect(200, "PUT", "/admin/translation", as: "boss", ["provider": "none"])
+            #expect(await eventually(10) {
+                let r = try? await onSecond("POST", "/translate", ["text": "Hello again", "target": "es"])
+                return r?.status == 503 && r?.errorCode == "translation_disabled"
+            })
+        }
+    }
 }
