@@ -60,6 +60,8 @@ final class ChatTranslator: ChatTranslations, Sendable {
         let messageID: Int64
         /// The message as its event carried it; nil for a job a list queued (read when worked).
         var message: ReadableMessage? = nil
+        /// The journal event the job came from; nil for a job a list queued.
+        var eventID: Int64? = nil
 
         static func == (a: Job, b: Job) -> Bool { a.chatID == b.chatID && a.messageID == b.messageID }
         func hash(into hasher: inout Hasher) {
@@ -88,10 +90,27 @@ final class ChatTranslator: ChatTranslations, Sendable {
         await leadership.refresh()
         followedTerm.store(leadership.term, ordering: .releasing)
         let end = try await journal.lastEventID()
-        progress.store(end, ordering: .releasing)
+        progress.store(leadership.isHeld ? try await resumePoint(end: end) : end, ordering: .releasing)
         watchFrom.store(end, ordering: .releasing)
         try await loadReaders()
     }
+
+    /// Where a leader starts following the journal: the stored cursor, so that what was sent
+    /// while no instance led (the last leader died, or every instance was restarted) is still
+    /// translated live; the journal's `end` when none was stored, when retention has removed
+    /// events after it, or when it is more than `resumeLimit` events behind — live translations
+    /// of old messages are of no use then, and lists queue what readers open.
+    func resumePoint(end: Int64) async throws -> Int64 {
+        let stored = try await store.read { db in try TranslationRepository.chatCursor(in: db) }
+        guard stored > 0, stored < end, end - stored <= ChatTranslator.resumeLimit, stored >= (try await journal.horizon()) else {
+            return end
+        }
+        return stored
+    }
+
+    static let resumeLimit: Int64 = 10_000
+    /// How often a leader stores its cursor when no translation did (see `storeCursor`).
+    static let cursorInterval: Duration = .seconds(5)
 
     /// Reads who reads which chat translated from the table.
     private func loadReaders() async throws {
@@ -220,6 +239,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
         // Commits closer together than this are looked at together: live translation waits on a
         // provider's answer, which takes far longer.
         var spacing = LookSpacing(ChatTranslator.lookSpacing)
+        var cursorStored = ContinuousClock.now
         defer {
             commits.stop()
             lead.cancel()
@@ -236,11 +256,11 @@ final class ChatTranslator: ChatTranslations, Sendable {
                 var more = false
                 if leadership.isHeld {
                     try await spacing.wait()
-                    // Taken over: the journal is followed from where it ends now; what the last
-                    // leader had not reached is queued by the lists that find it untranslated.
+                    // Taken over: the journal is followed from where the last leader stored
+                    // its cursor (see `resumePoint`).
                     let term = leadership.term
                     if term != followed {
-                        cursor = try await journal.lastEventID()
+                        cursor = try await resumePoint(end: try await journal.lastEventID())
                         followed = term
                     }
                     // Only what concerns the worker is read and decoded (here, on the worker's
@@ -269,8 +289,21 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     await pace()
                 }
                 progress.store(cursor, ordering: .releasing)
+                if leadership.isHeld { await storeCursor(cursor, lastStored: &cursorStored) }
                 if !more { break }
             }
+        }
+    }
+
+    /// Stores the leader's cursor every `cursorInterval` at most: the writes of translations
+    /// store it too, with them (see `work`), so this only moves it past what needed none.
+    func storeCursor(_ cursor: Int64, lastStored: inout ContinuousClock.Instant) async {
+        guard ContinuousClock.now - lastStored >= ChatTranslator.cursorInterval else { return }
+        lastStored = ContinuousClock.now
+        do {
+            try await store.write(background: true) { db in try TranslationRepository.advanceChatCursor(to: cursor, in: db) }
+        } catch {
+            logger.error("the chat translator could not store its cursor", ["error": String(describing: error)])
         }
     }
 
@@ -313,7 +346,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
         // The event carries the message as it was stored: no need to read it again.
         let readable = ReadableMessage(id: Int64(id), chatID: chatID, senderID: Int64(message["senderId"]?.numberValue ?? 0),
                                        body: message["deleted"] == .bool(true) ? nil : message["body"]?.stringValue, json: message)
-        return Job(chatID: chatID, messageID: Int64(id), message: readable)
+        return Job(chatID: chatID, messageID: Int64(id), message: readable, eventID: recorded.id)
     }
 
     /// Translates the messages of `jobs` for their chats' readers: each message once per target
@@ -348,6 +381,10 @@ final class ChatTranslator: ChatTranslations, Sendable {
             let journal = self.journal
             let recipients = owners
             let published = desk.metrics.published
+            // The journal's events these jobs came from are done once their translations are
+            // stored: the cursor moves with them, so a leader that takes over neither redoes them
+            // nor misses the rest.
+            let through = jobs.compactMap(\.eventID).max()
             // The events are built and serialised here, on the worker's thread; the write only inserts them.
             let result = try await desk.translateBatch(items, concurrency: ChatTranslator.concurrency, prepare: { outcomes in
                 recipients.indices.compactMap { i -> RealtimeEvent? in
@@ -359,6 +396,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
                     _ = try journal.append(event, in: db)
                     published.increment()
                 }
+                if let through { try TranslationRepository.advanceChatCursor(to: through, in: db) }
             }
             owe(reads: result.readNanos, write: result.writeNanos)
             let failures = result.failed

@@ -75,6 +75,33 @@ enum TranslationRepository {
                 at BIGINT NOT NULL
             );
             """)
+        // The last journal event the leading chat translator has turned into translations: an
+        // instance that takes over goes on from there (`ChatTranslator.resumePoint`).
+        migrations.add("translation.003_chat_cursor", sqlite: """
+            CREATE TABLE translation_chat_cursor (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                event_id INTEGER NOT NULL
+            );
+            INSERT INTO translation_chat_cursor (id, event_id) VALUES (1, 0);
+            """, postgresql: """
+            CREATE TABLE translation_chat_cursor (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                event_id BIGINT NOT NULL
+            );
+            INSERT INTO translation_chat_cursor (id, event_id) VALUES (1, 0);
+            """)
+    }
+
+    // MARK: The chat translator's cursor
+
+    /// The stored cursor; 0 when no leader ever stored one.
+    static func chatCursor(in db: Database) throws -> Int64 {
+        try db.fetchOne("SELECT event_id FROM translation_chat_cursor WHERE id = 1")?.int64(at: 0) ?? 0
+    }
+
+    /// Moves the stored cursor forward to `eventID` (never back).
+    static func advanceChatCursor(to eventID: Int64, in db: Database) throws {
+        try db.run("UPDATE translation_chat_cursor SET event_id = \(eventID) WHERE id = 1 AND event_id < \(eventID)")
     }
 
     // MARK: Allowance

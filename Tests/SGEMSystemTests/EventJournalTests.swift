@@ -349,13 +349,13 @@ struct EventAudienceMigrationTests {
         }
         // The runtime settings record their own change (the key, never the value).
         try await f.settings.set("translation.provider", to: "deepl")
-        #expect(await eventually(10) { seen.withLock { $0 } == ["one", "two", "translation.provider"] }, "\(seen.withLock { $0 })")
+        #expect(await eventually { seen.withLock { $0 } == ["one", "two", "translation.provider"] }, "\(seen.withLock { $0 })")
         let recorded = try await journal.events(after: start, limit: 100).map(\.event)
         #expect(!recorded.contains { $0.data.serialized().contains("deepl") }, "the value stays out of the journal")
         // Another process's journal over the same database: its commits wake nothing here.
         let other = StoredEventJournal(store: { f.store })
         try await f.store.write { db in try other.record(RuntimeSettingChange.event(key: "three"), in: db) }
-        #expect(await eventually(10) { seen.withLock { $0 } == ["one", "two", "translation.provider", "three"] }, "\(seen.withLock { $0 })")
+        #expect(await eventually { seen.withLock { $0 } == ["one", "two", "translation.provider", "three"] }, "\(seen.withLock { $0 })")
         task.cancel()
         await f.close()
     }

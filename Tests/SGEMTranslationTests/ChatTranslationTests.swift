@@ -265,23 +265,60 @@ struct ChatTranslationTests {
             // The second instance loaded nobody's choice at boot; ana's, made on the first, reaches it.
             #expect(try await onSecond("GET", "/chats/\(chat)/translation").json()["enabled"] == false)
             try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
-            #expect(await eventually(10) { (try? await onSecond("GET", "/chats/\(chat)/translation").json()["enabled"]) == true })
+            #expect(await eventually { (try? await onSecond("GET", "/chats/\(chat)/translation").json()["enabled"]) == true })
             // A message sent on the first: the second's list carries its translation.
             try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "Good morning"])
-            #expect(await eventually(10) {
+            #expect(await eventually {
                 let page = try? await onSecond("GET", "/chats/\(chat)/messages").json()
                 return page?["items"]?.arrayValue?.last?["translation"]?["text"] == "[es] Good morning"
             })
             // Turned off on the second: the first stops translating for ana.
             #expect(try await onSecond("PUT", "/chats/\(chat)/translation", ["enabled": false]).status == 204)
-            #expect(await eventually(10) { (try? await o.expect(200, "GET", "/chats/\(chat)/translation", as: "ana"))?["enabled"] == false })
+            #expect(await eventually { (try? await o.expect(200, "GET", "/chats/\(chat)/translation", as: "ana"))?["enabled"] == false })
             // The provider switched off on the first: the second, which has used it, refuses once the change reaches it.
             #expect(try await onSecond("POST", "/translate", ["text": "Hello there", "target": "es"]).status == 200)
             try await o.expect(200, "PUT", "/admin/translation", as: "boss", ["provider": "none"])
-            #expect(await eventually(10) {
+            #expect(await eventually {
                 let r = try? await onSecond("POST", "/translate", ["text": "Hello again", "target": "es"])
                 return r?.status == 503 && r?.errorCode == "translation_disabled"
             })
         }
+    }
+
+    @Test("the instance that takes the chat translator over goes on from the stored cursor: a message sent while none led is translated live",
+          .enabled(if: TestBackend.current == .postgresql, "leadership passes between instances on PostgreSQL only"))
+    func takeoverResumesFromTheStoredCursor() async throws {
+        let stub = try TranslationStub(.libretranslate)
+        defer { stub.stop() }
+        let o = try await Office.start(["ana"])
+        defer { o.dir.cleanup() }
+        try await use(stub, in: o)
+        try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+        let chat = try await group(o, ["boss", "ana"])
+        try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+        let (second, secondDir) = try await o.secondInstance()
+        defer { secondDir.cleanup() }
+        let lock = StoreLock("worker:translation.chats")
+        #expect(o.store.leadership(lock).isHeld && !second.store.leadership(lock).isHeld, "the first server leads")
+        // Translated live by the first server, which stores its cursor with the translation.
+        try await o.expect(201, "POST", "/chats/\(chat)/messages", as: "boss", ["body": "Before the change"])
+        #expect(await eventually { stub.requestCount == 1 })
+
+        await o.running.stop()
+        let sent = try await httpCall(port: second.port, "POST", "/api/v1/chats/\(chat)/messages", token: o["boss"].token,
+                                      json: ["body": "While nobody leads"])
+        #expect(sent.status == 201)
+        // Nobody lists the chat (a list would queue the message on any instance): only the new
+        // leader's worker, reading the journal from the stored cursor, can translate it.
+        #expect(await eventually { second.store.leadership(lock).isHeld })
+        #expect(await eventually { stub.requests.contains { $0.json?["q"]?.stringValue == "While nobody leads" } },
+                "\(stub.requests.map { $0.json?["q"]?.stringValue ?? "?" })")
+        // The provider has answered; the list shows the translation once its write has committed.
+        #expect(await eventually {
+            let page = try? await httpCall(port: second.port, "GET", "/api/v1/chats/\(chat)/messages", token: o["ana"].token).json()
+            return page?["items"]?.arrayValue?.last?["translation"]?["text"] == "[es] While nobody leads"
+        })
+        #expect(stub.requestCount == 2, "each message once")
+        await second.stop()
     }
 }
