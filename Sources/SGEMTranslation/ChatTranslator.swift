@@ -239,7 +239,7 @@ final class ChatTranslator: ChatTranslations, Sendable {
         // Commits closer together than this are looked at together: live translation waits on a
         // provider's answer, which takes far longer.
         var spacing = LookSpacing(ChatTranslator.lookSpacing)
-        var cursorStored = ContinuousClock.now
+        var cursorStored = (at: ContinuousClock.now, cursor: cursor)
         defer {
             commits.stop()
             lead.cancel()
@@ -295,11 +295,12 @@ final class ChatTranslator: ChatTranslations, Sendable {
         }
     }
 
-    /// Stores the leader's cursor every `cursorInterval` at most: the writes of translations
-    /// store it too, with them (see `work`), so this only moves it past what needed none.
-    func storeCursor(_ cursor: Int64, lastStored: inout ContinuousClock.Instant) async {
-        guard ContinuousClock.now - lastStored >= ChatTranslator.cursorInterval else { return }
-        lastStored = ContinuousClock.now
+    /// Stores the leader's cursor every `cursorInterval` at most, and only when it moved since
+    /// the last time: the writes of translations store it too, with them (see `work`), so this
+    /// only moves it past what needed none.
+    func storeCursor(_ cursor: Int64, lastStored: inout (at: ContinuousClock.Instant, cursor: Int64)) async {
+        guard cursor > lastStored.cursor, ContinuousClock.now - lastStored.at >= ChatTranslator.cursorInterval else { return }
+        lastStored = (ContinuousClock.now, cursor)
         do {
             try await store.write(background: true) { db in try TranslationRepository.advanceChatCursor(to: cursor, in: db) }
         } catch {

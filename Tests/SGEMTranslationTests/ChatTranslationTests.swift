@@ -41,6 +41,16 @@ func nextTranslation(_ client: WebSocketClient) async throws -> JSONValue {
     throw TestFailure("the stream ended before a translation")
 }
 
+/// The provider set to `stub`, ana reading Spanish, and a group of `members` made by the first;
+/// with `translating`, ana reads it in Spanish. Its id.
+func spanishGroup(_ o: Office, _ stub: TranslationStub, _ members: [String], translating: Bool) async throws -> Int64 {
+    try await use(stub, in: o)
+    try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
+    let chat = try await group(o, members)
+    if translating { try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true]) }
+    return chat
+}
+
 @Suite("Translation: a chat in my language")
 struct ChatTranslationTests {
     @Test("live: the reader who asked gets the translation, everyone else the original; lists agree; one call per language")
@@ -115,10 +125,7 @@ struct ChatTranslationTests {
         let stub = try TranslationStub(.libretranslate)
         defer { stub.stop() }
         try await Office.with(["ana", "bob"]) { o in
-            try await use(stub, in: o)
-            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
-            let chat = try await group(o, ["boss", "ana", "bob"])
-            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            let chat = try await spanishGroup(o, stub, ["boss", "ana", "bob"], translating: true)
             try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "bob", ["enabled": true, "target": "de"])
             let start = try await o.journal().lastEventID()
             try await o.expect(204, "DELETE", "/chats/\(chat)/members/\(o.userID("ana"))", as: "boss")
@@ -143,10 +150,7 @@ struct ChatTranslationTests {
         let stub = try TranslationStub(.libretranslate)
         defer { stub.stop() }
         try await Office.with(["ana"]) { o in
-            try await use(stub, in: o)
-            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
-            let chat = try await group(o, ["boss", "ana"])
-            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            let chat = try await spanishGroup(o, stub, ["boss", "ana"], translating: true)
             let journal = try o.journal()
             let start = try await journal.lastEventID()
             @Sendable func translated(_ text: String) async -> Bool {
@@ -199,10 +203,7 @@ struct ChatTranslationTests {
         let stub = try TranslationStub(.libretranslate)
         defer { stub.stop() }
         try await Office.with(["ana", "bob", "cleo"]) { o in
-            try await use(stub, in: o)
-            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
-            let chat = try await group(o, ["boss", "ana", "bob"])
-            try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+            let chat = try await spanishGroup(o, stub, ["boss", "ana", "bob"], translating: true)
             let start = try await o.journal().lastEventID()
             let ana = try await stream(o, "ana", since: start)
             defer { ana.close() }
@@ -254,9 +255,7 @@ struct ChatTranslationTests {
         let stub = try TranslationStub(.libretranslate)
         defer { stub.stop() }
         try await Office.with(["ana"]) { o in
-            try await use(stub, in: o)
-            try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
-            let chat = try await group(o, ["boss", "ana"])
+            let chat = try await spanishGroup(o, stub, ["boss", "ana"], translating: false)
             let (second, secondDir) = try await o.secondInstance()
             defer { Task { await second.stop(); secondDir.cleanup() } }
             func onSecond(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> WireResponse {
@@ -292,10 +291,7 @@ struct ChatTranslationTests {
         defer { stub.stop() }
         let o = try await Office.start(["ana"])
         defer { o.dir.cleanup() }
-        try await use(stub, in: o)
-        try await o.expect(200, "PATCH", "/me", as: "ana", ["language": "es"])
-        let chat = try await group(o, ["boss", "ana"])
-        try await o.expect(204, "PUT", "/chats/\(chat)/translation", as: "ana", ["enabled": true])
+        let chat = try await spanishGroup(o, stub, ["boss", "ana"], translating: true)
         let (second, secondDir) = try await o.secondInstance()
         defer { secondDir.cleanup() }
         let lock = StoreLock("worker:translation.chats")
